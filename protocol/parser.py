@@ -1,0 +1,492 @@
+"""Request parser: bytes from a client socket in, argument vectors out. No I/O.
+
+Behaviour follows Redis 7.4 (``processInputBuffer``, ``processInlineBuffer``,
+``processMultibulkBuffer`` in networking.c and ``sdssplitargs`` in sds.c).
+
+API
+---
+``RequestParser.feed(data) -> (commands, error)``
+
+* ``commands`` is every command completed by ``data`` (together with bytes buffered by earlier
+  calls), in order; each is a non-empty ``list[bytes]``. Empty requests (``*0``, ``*-1``, blank
+  inline lines) are dropped, as Redis drops them.
+* ``error`` is ``None`` or a ``ProtocolError``. Redis executes the commands that precede a
+  protocol error, then replies ``error.reply`` (``-ERR Protocol error: ...\\r\\n``) and closes the
+  connection, so the caller runs ``commands`` first, then sends ``error.reply`` and closes.
+  ``str(error)`` is the text without the leading ``-`` and the CRLF; the text can carry one raw
+  byte (``expected '$', got 'X'``), so it is decoded as latin-1 and ``error.reply`` holds the exact
+  bytes. Once an error was reported the parser stays failed: later calls return ``([], error)``.
+* ``QueryBufferLimitExceeded`` is *raised* when the query buffer would exceed
+  ``client-query-buffer-limit`` (or 1 MB while unauthenticated, as in 7.4). Redis then closes the
+  connection without a reply. Commands completed by the same ``data`` before the limit was hit
+  (Redis would have run them in earlier reads) are on the exception's ``commands`` attribute.
+
+The limits (``max_bulk_len``, ``max_inline``, ``max_multibulk``, ``query_buffer_limit``) and
+``authenticated`` are plain attributes, so CONFIG SET and AUTH take effect on the next ``feed``.
+``queued_bytes`` is for the connection to keep equal to the size of the arguments of commands
+queued by MULTI: Redis counts them against the query buffer limit too.
+
+Speed
+-----
+Multibulk requests go through ``hiredis.Reader`` when the data starts at a command boundary with
+``*``. Its results are only trusted when every command is a non-empty plain list of ``bytes`` and,
+when the data did not end on a command boundary, when the computed size of the commands lands on
+a ``*``. Anything else (hiredis errors, inline commands, odd RESP types, limits, unauthenticated
+clients, huge counts that would make hiredis preallocate a huge list) sends the whole chunk to the
+strict parser below, which reproduces Redis byte for byte. A command left incomplete at the end of
+a chunk is always finished by the strict parser, so header limits are enforced as soon as the
+header arrives and a big bulk is never buffered twice.
+
+Known deviation
+---------------
+hiredis turns RESP simple strings (``+x``), big numbers (``(1``) and verbatim strings
+(``=5\r\ntxt:x``) into ``bytes`` and a RESP3 set header (``~N``) into a list, where Redis demands
+``$`` / ``*``. Chunks containing ``\n+``, ``\n(``, ``\n=`` or ``\n~`` therefore skip hiredis, and
+the size check catches most of the rest. What remains: such an element placed right after a bulk
+whose two terminator bytes are not CRLF (Redis never checks them), in a command followed by a
+well-formed command in the same read, is accepted instead of failing with ``expected '$', got
+'+'``. No real client produces that.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import hiredis
+
+__all__ = ["ProtocolError", "QueryBufferLimitExceeded", "RequestParser"]
+
+INT_MAX = 2**31 - 1
+PROTO_INLINE_MAX_SIZE = 64 * 1024
+PROTO_IOBUF_LEN = 16 * 1024
+UNAUTH_MAX_MULTIBULK = 10
+UNAUTH_MAX_BULK = 16384
+UNAUTH_QUERY_BUFFER_LIMIT = 1024 * 1024
+
+_STAR = 0x2A
+_DOLLAR = 0x24
+
+# hiredis preallocates a list of N slots for "*N" and frees it slot by slot: 2**31 slots cost
+# seconds of CPU. Chunks with any aggregate marker followed by 7+ digits skip hiredis.
+_BIG_COUNT_TABLE = bytes(
+    ord("0") if 0x30 <= b <= 0x39 else ord("A") if b in b"*~%>|" else ord(".") for b in range(256)
+)
+_BIG_COUNT = b"A0000000"
+
+# Header numbers are nearly always small: a dict hit replaces the full string2ll check.
+_SMALL_INTS = {b"%d" % i: i for i in range(-1, 100_000)}
+
+_LIST_TYPE = {list}
+_BYTES_TYPE = {bytes}
+
+
+class ProtocolError(Exception):
+    """Malformed request. ``reply`` is the exact error reply Redis sends before closing."""
+
+    def __init__(self, message: bytes) -> None:
+        # addReplyErrorFormat turns CR/LF inside the text into spaces to keep the reply one line.
+        message = message.replace(b"\r", b" ").replace(b"\n", b" ")
+        self.reply = b"-ERR Protocol error: " + message + b"\r\n"
+        super().__init__(self.reply[1:-2].decode("latin-1"))
+
+
+class QueryBufferLimitExceeded(Exception):
+    """The client's query buffer outgrew its limit; close the connection without replying."""
+
+    def __init__(self, commands: list[list[bytes]] | None = None) -> None:
+        super().__init__("client reached max query buffer length")
+        self.commands: list[list[bytes]] = commands if commands is not None else []
+
+
+def _string2ll(s: bytes) -> int | None:
+    """Redis's strict integer syntax: no sign but '-', no leading zeros, no spaces, < 21 chars."""
+    n = len(s)
+    if n == 0 or n >= 21:
+        return None
+    if s == b"0":
+        return 0
+    body = s[1:] if s[0] == 0x2D else s  # '-'
+    if not body or not (0x31 <= body[0] <= 0x39) or not body.isdigit():
+        return None
+    v = int(body)
+    if s[0] == 0x2D:
+        return -v if v <= 2**63 else None
+    return v if v < 2**63 else None
+
+
+# Blank skipping uses C isspace(); a token, though, only ends at these four bytes (and NUL),
+# so a vertical tab or form feed inside a word stays part of it.
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+_TOKEN_END = frozenset(b" \n\r\t")
+_ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def split_args(line: bytes) -> list[bytes] | None:
+    """``sdssplitargs``: split an inline request; None means unbalanced quotes."""
+    if b'"' not in line and b"'" not in line and b"\x0b" not in line and b"\x0c" not in line:
+        return line.split()
+    args: list[bytes] = []
+    n = len(line)
+    i = 0
+    while True:
+        while i < n and line[i] in _SPACE:
+            i += 1
+        if i >= n:
+            return args
+        cur = bytearray()
+        inq = insq = False
+        while True:
+            c = line[i] if i < n else 0
+            if inq:
+                if (c == 0x5C and i + 3 < n and line[i + 1] == 0x78 and line[i + 2] in _HEX
+                        and line[i + 3] in _HEX):
+                    cur.append(int(line[i + 2:i + 4], 16))
+                    i += 3
+                elif c == 0x5C and i + 1 < n:
+                    i += 1
+                    cur.append(_ESCAPES.get(line[i], line[i]))
+                elif c == 0x22:
+                    if i + 1 < n and line[i + 1] not in _SPACE:
+                        return None
+                    i += 1
+                    break
+                elif i >= n:
+                    return None
+                else:
+                    cur.append(c)
+            elif insq:
+                if c == 0x5C and i + 1 < n and line[i + 1] == 0x27:
+                    i += 1
+                    cur.append(0x27)
+                elif c == 0x27:
+                    if i + 1 < n and line[i + 1] not in _SPACE:
+                        return None
+                    i += 1
+                    break
+                elif i >= n:
+                    return None
+                else:
+                    cur.append(c)
+            else:
+                if i >= n or c in _TOKEN_END:
+                    i += 1
+                    break
+                if c == 0x22:
+                    inq = True
+                elif c == 0x27:
+                    insq = True
+                else:
+                    cur.append(c)
+            i += 1
+        args.append(bytes(cur))
+
+
+def _find(buf: bytearray, char: bytes, pos: int) -> int:
+    """strchr() from pos: Redis searches a C string, so a NUL byte hides what follows it."""
+    idx = buf.find(char, pos)
+    if idx == -1:
+        return -1
+    if buf.find(b"\0", pos, idx) != -1:
+        return -1
+    return idx
+
+
+def _wire_size(cmds: list[list[bytes]]) -> int:
+    """Bytes taken by cmds when every element is a '$' bulk: sum of lengths plus headers.
+
+    The decimal digits of all lengths are counted through len(repr(list)), which is
+    sum(digits) + 2 * items: one C call instead of a Python loop.
+    """
+    if not cmds:
+        return 0
+    counts = list(map(len, cmds))
+    lens = list(map(len, chain.from_iterable(cmds)))
+    return len(repr(counts)) + len(cmds) + len(repr(lens)) + 3 * len(lens) + sum(lens)
+
+
+class RequestParser:
+    """Incremental Redis request parser; see the module docstring for the contract."""
+
+    def __init__(
+        self,
+        *,
+        max_bulk_len: int = 512 * 1024 * 1024,
+        max_inline: int = PROTO_INLINE_MAX_SIZE,
+        max_multibulk: int = INT_MAX,
+        query_buffer_limit: int = 1024**3,
+        authenticated: bool = True,
+    ) -> None:
+        self.max_bulk_len = max_bulk_len
+        self.max_inline = max_inline
+        self.max_multibulk = max_multibulk
+        self.query_buffer_limit = query_buffer_limit
+        self.authenticated = authenticated
+        self.queued_bytes = 0
+        self.error: ProtocolError | None = None
+        self._reader = hiredis.Reader()
+        # Strict parser state, the same fields Redis keeps on the client.
+        self._buf = bytearray()
+        self._pos = 0
+        self._reqtype = 0  # 0 unknown, 1 inline, 2 multibulk
+        self._multibulklen = 0
+        self._bulklen = -1
+        self._argv: list[bytes] = []
+
+    @property
+    def buffered(self) -> int:
+        """Bytes Redis would hold in the query buffer now (the unparsed tail)."""
+        return len(self._buf) - self._pos
+
+    def feed(self, data: bytes) -> tuple[list[list[bytes]], ProtocolError | None]:
+        """Parse data; return the completed commands and a protocol error or None."""
+        if self.error is not None:
+            return [], self.error
+        out: list[list[bytes]] = []
+        size = len(self._buf) - self._pos + len(data) + self.queued_bytes
+        if size > self.query_buffer_limit or (
+            size > UNAUTH_QUERY_BUFFER_LIMIT and not self.authenticated
+        ):
+            return self._feed_in_reads(data, out)
+        if data:
+            self._process(bytes(data), out)
+        return out, self.error
+
+    def _feed_in_reads(
+        self, data: bytes, out: list[list[bytes]]
+    ) -> tuple[list[list[bytes]], ProtocolError | None]:
+        # Redis checks the limit after every read of at most PROTO_IOBUF_LEN bytes, before
+        # parsing it; replaying that keeps a big pipelined chunk of small commands legal.
+        for start in range(0, len(data), PROTO_IOBUF_LEN):
+            chunk = bytes(data[start:start + PROTO_IOBUF_LEN])
+            size = len(self._buf) - self._pos + len(chunk) + self.queued_bytes
+            if size > self.query_buffer_limit or (
+                size > UNAUTH_QUERY_BUFFER_LIMIT and not self.authenticated
+            ):
+                raise QueryBufferLimitExceeded(out)
+            self._process(chunk, out)
+            if self.error is not None:
+                break
+        return out, self.error
+
+    def _process(self, data: bytes, out: list[list[bytes]]) -> None:
+        while data:
+            if self._reqtype or self._buf or data[0] != _STAR or not self.authenticated:
+                data = self._strict(data, out, handback=self.authenticated)
+            else:
+                data, sticky = self._fast(data, out)
+                if data:
+                    data = self._strict(data, out, handback=not sticky)
+            if self.error is not None:
+                return
+
+    # --- hiredis fast path -------------------------------------------------------------------
+
+    def _fast(self, buf: bytes, out: list[list[bytes]]) -> tuple[bytes, bool]:
+        """Parse buf (starting at a command boundary with '*') through hiredis.
+
+        Returns the bytes the strict parser must take over, and whether it must parse them to
+        the end (True: something hiredis returned is not trusted) or only finish the first,
+        incomplete command (False).
+        """
+        if _BIG_COUNT in buf.translate(_BIG_COUNT_TABLE):
+            return buf, True
+        # Element types hiredis would turn into bytes or a list (see "Known deviation"). They
+        # follow a CRLF unless a bulk ended in other bytes; payloads with these pairs merely
+        # take the slower strict path.
+        if b"\n+" in buf or b"\n(" in buf or b"\n=" in buf or b"\n~" in buf:
+            return buf, True
+        reader = self._reader
+        reader.feed(buf)
+        gets = reader.gets
+        cmds = []
+        try:
+            while (cmd := gets()) is not False:
+                cmds.append(cmd)
+        except hiredis.HiredisError:
+            self._reader = hiredis.Reader()
+            return buf, True
+        if not cmds:
+            self._reader = hiredis.Reader()
+            return buf, False
+        if (
+            set(map(type, cmds)) != _LIST_TYPE
+            or set(map(type, chain.from_iterable(cmds))) != _BYTES_TYPE
+            or min(map(len, cmds)) == 0
+            or (self.max_multibulk < 1_000_000 and max(map(len, cmds)) > self.max_multibulk)
+            or (
+                len(buf) > self.max_bulk_len
+                and max(map(len, chain.from_iterable(cmds))) > self.max_bulk_len
+            )
+        ):
+            self._reader = hiredis.Reader()
+            return buf, True
+        if not reader.has_data():
+            last = cmds[-1]
+            size = _wire_size([last])
+            end = len(buf)
+            if size <= end and buf.startswith(b"*%d\r\n" % len(last), end - size):
+                out.extend(cmds)
+                return b"", False
+        # hiredis holds part of a command; hand that command to the strict parser.
+        self._reader = hiredis.Reader()
+        offset = _wire_size(cmds)
+        if offset >= len(buf) or buf[offset] != _STAR:
+            return buf, True
+        out.extend(cmds)
+        return buf[offset:], False
+
+    # --- strict parser (Redis semantics) -----------------------------------------------------
+
+    def _fail(self, message: bytes) -> None:
+        self.error = ProtocolError(message)
+
+    def _strict(self, data: bytes, out: list[list[bytes]], handback: bool) -> bytes:
+        """Run Redis's processInputBuffer loop over the buffered bytes plus data.
+
+        With handback, stop at the first command boundary after at least one request and followed
+        by '*', and return the rest so hiredis can take it; otherwise parse everything and return
+        b"".
+        """
+        buf = self._buf
+        buf += data
+        n = len(buf)
+        progressed = False
+        while self._pos < n:
+            if not self._reqtype:
+                if progressed and handback and buf[self._pos] == _STAR:
+                    rest = bytes(buf[self._pos:])
+                    buf.clear()
+                    self._pos = 0
+                    return rest
+                self._reqtype = 2 if buf[self._pos] == _STAR else 1
+            if self._reqtype == 1:
+                ok = self._inline(buf, out)
+            else:
+                ok = self._multibulk(buf, out)
+            if not ok:
+                break
+            self._reqtype = 0
+            progressed = True
+        if self._pos:
+            del buf[:self._pos]
+            self._pos = 0
+        return b""
+
+    def _inline(self, buf: bytearray, out: list[list[bytes]]) -> bool:
+        pos = self._pos
+        newline = _find(buf, b"\n", pos)
+        if newline == -1:
+            if len(buf) - pos > self.max_inline:
+                self._fail(b"too big inline request")
+            return False
+        end = newline
+        if end != pos and buf[end - 1] == 0x0D:
+            end -= 1
+        args = split_args(bytes(buf[pos:end]))
+        if args is None:
+            self._fail(b"unbalanced quotes in request")
+            return False
+        self._pos = newline + 1
+        if args:
+            out.append(args)
+        return True
+
+    def _multibulk(self, buf: bytearray, out: list[list[bytes]]) -> bool:
+        n = len(buf)
+        find = buf.find
+        if self._multibulklen == 0:
+            pos = self._pos
+            newline = find(b"\r", pos)
+            ll = _SMALL_INTS.get(bytes(buf[pos + 1:newline])) if newline != -1 else None
+            if ll is None:
+                # Only the slow path cares about NUL: a valid number cannot contain one.
+                newline = _find(buf, b"\r", pos)
+                if newline == -1:
+                    if n - pos > self.max_inline:
+                        self._fail(b"too big mbulk count string")
+                    return False
+                # Redis only needs one more byte after '\r' and never looks at it.
+                if newline + 2 > n:
+                    return False
+                ll = _string2ll(bytes(buf[pos + 1:newline]))
+                if ll is None or ll > self.max_multibulk:
+                    self._fail(b"invalid multibulk length")
+                    return False
+            elif newline + 2 > n:
+                return False
+            if ll > self.max_multibulk:
+                self._fail(b"invalid multibulk length")
+                return False
+            if ll > UNAUTH_MAX_MULTIBULK and not self.authenticated:
+                self._fail(b"unauthenticated multibulk length")
+                return False
+            self._pos = newline + 2
+            if ll <= 0:
+                return True
+            self._multibulklen = ll
+            self._argv = []
+        argv = self._argv
+        pos = self._pos
+        left = self._multibulklen
+        bulklen = self._bulklen
+        try:
+            while left:
+                if bulklen == -1:
+                    newline = find(b"\r", pos)
+                    ll = (
+                        _SMALL_INTS.get(bytes(buf[pos + 1:newline]))
+                        if newline != -1 and buf[pos] == _DOLLAR
+                        else None
+                    )
+                    if ll is None:
+                        ll = self._bulk_header_slow(buf, pos)
+                        if ll is None:
+                            return False
+                        newline = find(b"\r", pos)
+                    elif newline + 2 > n:
+                        return False
+                    if ll < 0 or ll > self.max_bulk_len:
+                        self._fail(b"invalid bulk length")
+                        return False
+                    if ll > UNAUTH_MAX_BULK and not self.authenticated:
+                        self._fail(b"unauthenticated bulk length")
+                        return False
+                    pos = newline + 2
+                    bulklen = ll
+                end = pos + bulklen
+                if end + 2 > n:
+                    return False
+                if bulklen < 32 * 1024:
+                    argv.append(bytes(buf[pos:end]))
+                else:
+                    with memoryview(buf) as view:  # one copy instead of two for big values
+                        argv.append(bytes(view[pos:end]))
+                pos = end + 2  # the two bytes after a bulk are skipped unchecked, as in Redis
+                bulklen = -1
+                left -= 1
+        finally:
+            self._pos = pos
+            self._multibulklen = left
+            self._bulklen = bulklen
+        out.append(argv)
+        self._argv = []
+        return True
+
+    def _bulk_header_slow(self, buf: bytearray, pos: int) -> int | None:
+        """Bulk header with strchr semantics and every error; None when not usable (yet)."""
+        newline = _find(buf, b"\r", pos)
+        if newline == -1:
+            if len(buf) - pos > self.max_inline:
+                self._fail(b"too big bulk count string")
+            return None
+        if newline + 2 > len(buf):
+            return None
+        if buf[pos] != _DOLLAR:
+            self._fail(b"expected '$', got '" + bytes(buf[pos:pos + 1]) + b"'")
+            return None
+        ll = _string2ll(bytes(buf[pos + 1:newline]))
+        if ll is None or ll < 0:
+            self._fail(b"invalid bulk length")
+            return None
+        return ll

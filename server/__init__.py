@@ -1,0 +1,1 @@
+"""Rivulet's network server: event loop, connections, command table, keyspace, blocking."""

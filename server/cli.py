@@ -1,0 +1,154 @@
+"""Command line: `rivulet-server [config-file] [--option value ...]`, like redis-server.
+
+Every redis.conf directive we know is also a `--flag`; flags win over the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shlex
+import sys
+
+from server.config import Config, ConfigValueError
+from server.log import NOTICE, set_level, setup_logging
+from server.server import RIVULET_VERSION, VERSION, Server
+
+
+class UsageError(Exception):
+    pass
+
+
+def usage(config: Config) -> str:
+    lines = [
+        "Usage: rivulet-server [/path/to/rivulet.conf] [--option value ...]",
+        "       rivulet-server --help | --version",
+        "",
+        "A Redis-compatible server for Redis Streams. Options are redis.conf directives;",
+        "given as flags they override the config file. Options:",
+        "",
+    ]
+    for p in config.params.values():
+        default = p.default if p.default != "" else '""'
+        lines.append(f"  --{p.name:<28} {p.help} (default: {default})")
+    lines += ["", "Example: rivulet-server --port 6380 --requirepass s3cret --dir /data"]
+    return "\n".join(lines)
+
+
+def parse_config_lines(text: str, source: str) -> list[tuple[str, list[str], str]]:
+    """Directives of a redis.conf-syntax text as (name, args, where) triples."""
+    directives = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            parts = shlex.split(line, posix=True)
+        except ValueError:
+            raise UsageError(f"{source}, line {number}: >>> '{line}'\nUnbalanced quotes in configuration line") from None
+        directives.append((parts[0].lower(), parts[1:], f"{source}, line {number}: >>> '{line}'"))
+    return directives
+
+
+def parse_flags(argv: list[str]) -> list[tuple[str, list[str], str]]:
+    directives: list[tuple[str, list[str], str]] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("--"):
+            raise UsageError(f"unexpected argument '{arg}' (options are given as --name value)")
+        name = arg[2:].lower()
+        i += 1
+        values: list[str] = []
+        while i < len(argv) and not argv[i].startswith("--"):
+            values.append(argv[i])
+            i += 1
+        directives.append((name, values, f"option --{name}"))
+    return directives
+
+
+def build_config(argv: list[str]) -> Config:
+    config = Config()
+    config_file = None
+    if argv and not argv[0].startswith("--"):
+        config_file = argv[0]
+        argv = argv[1:]
+    directives: list[tuple[str, list[str], str]] = []
+    if config_file is not None:
+        try:
+            with open(config_file, encoding="utf-8") as fh:
+                directives += parse_config_lines(fh.read(), f"config file {config_file}")
+        except OSError as exc:
+            raise UsageError(f"Fatal error, can't open config file '{config_file}': {exc.strerror}") from None
+        config.config_file = os.path.abspath(config_file)
+    directives += parse_flags(argv)
+    for name, values, where in directives:
+        param = config.lookup(name)
+        if param is None:
+            raise UsageError(f"{where}\nBad directive or wrong number of arguments")
+        if not values and param.kind != "string" and param.kind != "special":
+            raise UsageError(f"{where}\nwrong number of arguments")
+        try:
+            config.set(name, " ".join(values), startup=True)
+        except ConfigValueError as exc:
+            raise UsageError(f"{where}\n{exc}") from None
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help"):
+        print(usage(Config()))
+        return 0
+    if argv and argv[0] in ("-v", "--version"):
+        print(f"Rivulet server v={RIVULET_VERSION} (Redis {VERSION} compatible)")
+        return 0
+    try:
+        config = build_config(argv)
+    except UsageError as exc:
+        print(f"\n*** FATAL CONFIG ERROR (Rivulet {RIVULET_VERSION}) ***\n{exc}", file=sys.stderr)
+        return 1
+    log = setup_logging(config["loglevel"], config["logfile"])
+    config.on_change("loglevel", set_level)
+    try:
+        import uvloop
+    except ImportError:  # platforms without uvloop run on asyncio's own loop
+        uvloop = None
+    try:
+        if uvloop is not None:
+            return uvloop.run(_run(config, log))
+        return asyncio.run(_run(config, log))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def _run(config: Config, log: logging.Logger) -> int:
+    data_dir = config["dir"]
+    try:
+        os.makedirs(data_dir, exist_ok=True)
+    except OSError as exc:
+        log.warning("Can't create the data directory %s: %s", data_dir, exc.strerror)
+        return 1
+    server = Server(config)
+    try:
+        await server.start()
+    except OSError as exc:
+        log.warning("%s", exc)
+        return 1
+    loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "
+            "dir=%s appendonly=%s loop=%s", RIVULET_VERSION, VERSION, os.getpid(), server.port,
+            ",".join(config["bind"]), config.config_file or "none", os.path.abspath(data_dir),
+            "yes" if config["appendonly"] else "no", loop_name)
+    if config["pidfile"]:
+        with open(config["pidfile"], "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+    log.log(NOTICE, "Ready to accept connections tcp")
+    await server.serve_until_stopped()
+    if config["pidfile"]:
+        try:
+            os.unlink(config["pidfile"])
+        except OSError:
+            pass
+    return 0

@@ -1,0 +1,175 @@
+"""The command table: one `Command` per command and subcommand, as Redis's src/commands/*.json.
+
+Handler modules under server/commands/ register themselves with the `command` decorator; the table
+drives dispatch (lookup, arity, flags), `COMMAND INFO|DOCS|LIST|COUNT|GETKEYS` and error texts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+Handler = Callable[["Client", list[bytes]], Any]
+
+# ACL categories Redis derives from the group of a command.
+_GROUP_CATEGORIES = {
+    "string": "string", "stream": "stream", "generic": "keyspace", "connection": "connection",
+    "transactions": "transaction", "server": "", "scripting": "scripting", "pubsub": "pubsub",
+}
+
+
+@dataclass(slots=True, eq=False)
+class Command:
+    name: str  # lower case; subcommands as "client|setname"
+    handler: Handler | None
+    arity: int
+    flags: frozenset[str]
+    first_key: int = 0
+    last_key: int = 0
+    step: int = 0
+    group: str = "generic"
+    since: str = "1.0.0"
+    summary: str = ""
+    complexity: str = "O(1)"
+    arguments: tuple[dict, ...] = ()
+    key_finder: Callable[[list[bytes]], list[int]] | None = None
+    subcommands: dict[bytes, Command] = field(default_factory=dict)
+    parent: Command | None = None
+    extra_acl: tuple[str, ...] = ()
+    # COMMAND INFO / COMMAND DOCS metadata, as in src/commands/*.json (all optional).
+    tips: tuple[str, ...] = ()  # "nondeterministic_output", "request_policy:all_nodes"...
+    key_specs: tuple[dict, ...] = ()  # see server/commands/command_cmd.py for the format
+    history: tuple[tuple[str, str], ...] = ()  # (since, what changed)
+    doc_flags: tuple[str, ...] = ()  # "deprecated", "syscmd"
+    # Precomputed for the dispatch hot path.
+    is_write: bool = False
+    no_auth: bool = False
+    calls: int = 0
+    usec: int = 0
+    rejected_calls: int = 0
+    failed_calls: int = 0
+
+    @property
+    def display_name(self) -> str:
+        return self.name
+
+    @property
+    def acl_categories(self) -> list[str]:
+        cats: list[str] = []
+        if "write" in self.flags:
+            cats.append("@write")
+        if "readonly" in self.flags:
+            cats.append("@read")
+        group = _GROUP_CATEGORIES.get(self.group, "")
+        if group:
+            cats.append("@" + group)
+        if "admin" in self.flags:
+            cats += ["@admin", "@dangerous"]
+        cats.append("@fast" if "fast" in self.flags else "@slow")
+        if "blocking" in self.flags:
+            cats.append("@blocking")
+        cats += [c for c in self.extra_acl if c not in cats]
+        return cats
+
+    def key_positions(self, argv: list[bytes]) -> list[int]:
+        """Indexes of the key arguments in argv (COMMAND GETKEYS, WATCH-like checks)."""
+        if self.key_finder is not None:
+            return self.key_finder(argv)
+        if self.first_key <= 0:
+            return []
+        last = self.last_key if self.last_key >= 0 else len(argv) + self.last_key
+        return list(range(self.first_key, min(last, len(argv) - 1) + 1, max(self.step, 1)))
+
+
+COMMANDS: dict[bytes, Command] = {}
+
+# Called with the Server once it is built: lets command families subscribe to config changes.
+STARTUP_HOOKS: list[Callable[[Any], None]] = []
+
+
+def on_server_start(hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    STARTUP_HOOKS.append(hook)
+    return hook
+
+
+def command(
+    name: str,
+    arity: int,
+    flags: str = "",
+    *,
+    keys: tuple[int, int, int] = (0, 0, 0),
+    group: str = "generic",
+    since: str = "1.0.0",
+    summary: str = "",
+    complexity: str = "O(1)",
+    arguments: tuple[dict, ...] = (),
+    key_finder: Callable[[list[bytes]], list[int]] | None = None,
+    acl: tuple[str, ...] = (),
+    tips: tuple[str, ...] = (),
+    key_specs: tuple[dict, ...] = (),
+    history: tuple[tuple[str, str], ...] = (),
+    doc_flags: tuple[str, ...] = (),
+) -> Callable[[Handler], Handler]:
+    """Register a handler. `name` is "get" or "client|setname" (the parent must be registered).
+
+    `flags` is a space-separated list of Redis command flags (write readonly fast blocking...).
+    """
+
+    def register(handler: Handler) -> Handler:
+        add_command(name, arity, flags, handler=handler, keys=keys, group=group, since=since,
+                    summary=summary, complexity=complexity, arguments=arguments,
+                    key_finder=key_finder, acl=acl, tips=tips, key_specs=key_specs,
+                    history=history, doc_flags=doc_flags)
+        return handler
+
+    return register
+
+
+def container(name: str, *, group: str, since: str, summary: str, flags: str = "") -> Command:
+    """Register a command made of subcommands only (CLIENT, CONFIG, XGROUP...)."""
+    return add_command(name, -2, flags, handler=None, group=group, since=since, summary=summary,
+                       complexity="Depends on subcommand.")
+
+
+def add_command(name: str, arity: int, flags: str, *, handler: Handler | None, keys=(0, 0, 0),
+                group: str = "generic", since: str = "1.0.0", summary: str = "",
+                complexity: str = "O(1)", arguments: tuple[dict, ...] = (),
+                key_finder=None, acl: tuple[str, ...] = (), tips: tuple[str, ...] = (),
+                key_specs: tuple[dict, ...] = (), history: tuple[tuple[str, str], ...] = (),
+                doc_flags: tuple[str, ...] = ()) -> Command:
+    flag_set = frozenset(flags.split())
+    if key_finder is not None:
+        flag_set |= {"movablekeys"}
+    cmd = Command(
+        name=name, handler=handler, arity=arity, flags=flag_set, first_key=keys[0],
+        last_key=keys[1], step=keys[2], group=group, since=since, summary=summary,
+        complexity=complexity, arguments=arguments, key_finder=key_finder, extra_acl=acl,
+        tips=tips, key_specs=key_specs, history=history, doc_flags=doc_flags,
+        is_write="write" in flag_set, no_auth="no_auth" in flag_set,
+    )
+    parent_name, _, sub = name.partition("|")
+    if sub:
+        parent = COMMANDS[parent_name.encode()]
+        cmd.parent = parent
+        parent.subcommands[sub.encode()] = cmd
+    else:
+        COMMANDS[name.encode()] = cmd
+    return cmd
+
+
+def all_commands() -> list[Command]:
+    return list(COMMANDS.values())
+
+
+def load_handlers() -> None:
+    """Import every module of server.commands so that each registers its commands."""
+    import server.commands as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{package.__name__}.{info.name}")

@@ -1,0 +1,163 @@
+"""Connection commands: PING, ECHO, QUIT, SELECT, RESET, HELLO, AUTH."""
+
+from __future__ import annotations
+
+import hmac
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import OK, PONG, ErrorReply, SimpleString
+from server.command_table import command
+from server.server import VERSION
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+WRONGPASS = ErrorReply("WRONGPASS invalid username-password pair or user is disabled.")
+_NOT_INT = ErrorReply("ERR value is not an integer or out of range")
+
+
+def parse_int(arg: bytes, error: ErrorReply = _NOT_INT) -> int:
+    """Redis's strict integer parsing (string2ll): no spaces, no '+', no leading zeros."""
+    if not arg or len(arg) > 20:
+        raise error
+    body = arg[1:] if arg[:1] == b"-" else arg
+    if not body.isdigit() or (body[:1] == b"0" and (len(body) > 1 or arg[:1] == b"-")):
+        raise error
+    value = int(arg)
+    if not -(2**63) <= value < 2**63:
+        raise error
+    return value
+
+
+@command("ping", -1, "fast", group="connection", since="1.0.0",
+         summary="Returns the server's liveliness response.")
+def ping(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 2:
+        return ErrorReply("ERR wrong number of arguments for 'ping' command")
+    return argv[1] if len(argv) == 2 else PONG
+
+
+@command("echo", 2, "fast", group="connection", since="1.0.0", summary="Returns the given string.")
+def echo(client: Client, argv: list[bytes]) -> Any:
+    return argv[1]
+
+
+@command("quit", -1, "allow_busy no_auth fast loading stale", group="connection", since="1.0.0",
+         summary="Closes the connection.")
+def quit_(client: Client, argv: list[bytes]) -> Any:
+    client.close_after_reply = True
+    return OK
+
+
+@command("select", 2, "loading stale fast", group="connection", since="1.0.0",
+         summary="Changes the selected database.")
+def select(client: Client, argv: list[bytes]) -> Any:
+    index = parse_int(argv[1])
+    if not 0 <= index < len(client.server.keyspace.dbs):
+        return ErrorReply("ERR DB index is out of range")
+    client.select(index)
+    return OK
+
+
+@command("reset", 1, "no_auth allow_busy noscript loading stale fast", group="connection",
+         since="6.2.0", summary="Resets the connection.")
+def reset(client: Client, argv: list[bytes]) -> Any:
+    client.multi = None
+    client.multi_error = False
+    if client.watched:
+        client.server.keyspace.unwatch_all(client)
+    client.watch_dirty = False
+    client.select(0)
+    client.resp3 = False
+    client.name = b""
+    client.no_evict = False
+    client.no_touch = False
+    client.set_authenticated(not client.server.config["requirepass"])
+    return SimpleString(b"RESET")
+
+
+def check_password(client: Client, username: bytes, password: bytes) -> bool:
+    if username != b"default":
+        return False
+    required = client.server.config["requirepass"]
+    if not required:
+        return True  # the default user has nopass: any password is accepted
+    return hmac.compare_digest(password, required.encode())
+
+
+@command("auth", -2, "noscript loading stale fast no_auth allow_busy", group="connection",
+         since="1.0.0", summary="Authenticates the connection.")
+def auth(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 3:
+        return ErrorReply("ERR syntax error")
+    if len(argv) == 2:
+        if not client.server.config["requirepass"]:
+            return ErrorReply(
+                "ERR AUTH <password> called without any password configured for the default "
+                "user. Are you sure your configuration is correct?"
+            )
+        username, password = b"default", argv[1]
+    else:
+        username, password = argv[1], argv[2]
+    if not check_password(client, username, password):
+        return WRONGPASS
+    client.set_authenticated(True)
+    return OK
+
+
+_NAME_ERROR = ErrorReply("ERR Client names cannot contain spaces, newlines or special characters.")
+
+
+def valid_client_name(name: bytes) -> bool:
+    return all(33 <= c <= 126 for c in name)
+
+
+@command("hello", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
+         since="6.0.0", summary="Handshakes with the Redis server.")
+def hello(client: Client, argv: list[bytes]) -> Any:
+    version = 3 if client.resp3 else 2
+    i = 1
+    if len(argv) >= 2:
+        try:
+            version = parse_int(argv[1])
+        except ErrorReply:
+            return ErrorReply("ERR Protocol version is not an integer or out of range")
+        if version < 2 or version > 3:
+            return ErrorReply("NOPROTO unsupported protocol version")
+        i = 2
+    username = password = name = None
+    while i < len(argv):
+        option = argv[i].lower()
+        more = len(argv) - i - 1
+        if option == b"auth" and more >= 2:
+            username, password = argv[i + 1], argv[i + 2]
+            i += 3
+        elif option == b"setname" and more >= 1:
+            name = argv[i + 1]
+            if not valid_client_name(name):
+                return _NAME_ERROR
+            i += 2
+        else:
+            return ErrorReply(f"ERR Syntax error in HELLO option '{argv[i].decode('utf-8', 'replace')}'")
+    if username is not None:
+        if not check_password(client, username, password or b""):
+            return WRONGPASS
+        client.set_authenticated(True)
+    if not client.authenticated:
+        return ErrorReply(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+            "select the RESP protocol version at the same time"
+        )
+    if name is not None:
+        client.name = name
+    client.resp3 = version == 3
+    return {
+        b"server": b"redis",
+        b"version": VERSION.encode(),
+        b"proto": version,
+        b"id": client.id,
+        b"mode": b"standalone",
+        b"role": b"master",
+        b"modules": [],
+    }

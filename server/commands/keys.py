@@ -1,0 +1,343 @@
+"""Generic keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY, RENAME, RENAMENX,
+COPY, DBSIZE, FLUSHDB, FLUSHALL."""
+
+from __future__ import annotations
+
+import copy
+from array import array
+from bisect import bisect_left
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import OK, ErrorReply, SimpleString
+from server.command_table import command
+from server.commands.connection import parse_int
+from server.glob import compile_glob
+from server.keyspace import TYPE_NAMES, Database, type_name
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+SYNTAX_ERROR = ErrorReply("ERR syntax error")
+_NO_SUCH_KEY = ErrorReply("ERR no such key")
+_SAME_OBJECT = ErrorReply("ERR source and destination objects are the same")
+_DB_RANGE = ErrorReply("ERR DB index is out of range")
+
+
+@command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0",
+         summary="Deletes one or more keys.",
+         complexity="O(N) where N is the number of keys that will be removed. When a key to remove "
+         "holds a value other than a string, the individual complexity for this key is O(M) where "
+         "M is the number of elements in the list, set, sorted set or hash. Removing a single key "
+         "that holds a string value is O(1).")
+def del_(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    return sum(db.delete(key) for key in argv[1:])
+
+
+@command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0",
+         summary="Asynchronously deletes one or more keys.",
+         complexity="O(1) for each key removed regardless of its size. Then the command does O(N) "
+         "work in a different thread in order to reclaim memory, where N is the number of "
+         "allocations the deleted objects where composed of.")
+def unlink(client: Client, argv: list[bytes]) -> Any:
+    # Python frees memory when the last reference goes: there is nothing to defer.
+    db = client.db
+    return sum(db.delete(key) for key in argv[1:])
+
+
+@command("exists", -2, "readonly fast", keys=(1, -1, 1), group="generic", since="1.0.0",
+         summary="Determines whether one or more keys exist.",
+         complexity="O(N) where N is the number of keys to check.")
+def exists(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    # A key named twice counts twice, as in Redis.
+    return sum(db.get(key) is not None for key in argv[1:])
+
+
+@command("type", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0",
+         summary="Determines the type of value stored at a key.")
+def type_(client: Client, argv: list[bytes]) -> Any:
+    value = client.db.get(argv[1])
+    return SimpleString(b"none" if value is None else type_name(value))
+
+
+@command("keys", 2, "readonly", group="generic", since="1.0.0", acl=("@dangerous",),
+         summary="Returns all key names that match a pattern.",
+         complexity="O(N) with N being the number of keys in the database, under the assumption "
+         "that the key names in the database and the given pattern have limited length.")
+def keys(client: Client, argv: list[bytes]) -> Any:
+    pattern = argv[1]
+    if pattern == b"*":
+        return list(client.db.keys())
+    match = compile_glob(pattern).match
+    return [key for key in client.db.keys() if match(key) is not None]
+
+
+@command("randomkey", 1, "readonly touches_arbitrary_keys", group="generic", since="1.0.0",
+         summary="Returns a random key name from the database.")
+def randomkey(client: Client, argv: list[bytes]) -> Any:
+    return client.db.random_key()
+
+
+@command("dbsize", 1, "readonly fast", group="server", since="1.0.0", acl=("@keyspace",),
+         summary="Returns the number of keys in the database.")
+def dbsize(client: Client, argv: list[bytes]) -> Any:
+    # Like Redis, keys that expired but were not yet reclaimed still count.
+    return len(client.db)
+
+
+def _flush_option(argv: list[bytes]) -> None:
+    if len(argv) == 2 and argv[1].lower() in (b"sync", b"async"):
+        return
+    if len(argv) != 1:
+        raise SYNTAX_ERROR
+
+
+def _flush(db: Database) -> None:
+    # Database.flush signals every key it held, which is exactly Redis's WATCH rule: a watched key
+    # is invalidated by a flush only if it existed in the flushed database.
+    db.flush()
+    _scan_snapshots.pop(db, None)
+
+
+@command("flushdb", -1, "write", group="server", since="1.0.0", acl=("@keyspace", "@dangerous"),
+         summary="Remove all keys from the current database.",
+         complexity="O(N) where N is the number of keys in the selected database")
+def flushdb(client: Client, argv: list[bytes]) -> Any:
+    _flush_option(argv)
+    _flush(client.db)
+    return OK
+
+
+@command("flushall", -1, "write", group="server", since="1.0.0", acl=("@keyspace", "@dangerous"),
+         summary="Removes all keys from all databases.",
+         complexity="O(N) where N is the total number of keys in all databases")
+def flushall(client: Client, argv: list[bytes]) -> Any:
+    _flush_option(argv)
+    for db in client.server.keyspace.dbs:
+        if db.data:
+            _flush(db)
+    return OK
+
+
+# --- RENAME / COPY ------------------------------------------------------------------------------
+
+
+def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
+    db = client.db
+    src, dst = argv[1], argv[2]
+    value = db.get(src)
+    if value is None:
+        return _NO_SUCH_KEY
+    if src == dst:
+        return 0 if nx else OK
+    expire = db.expires.get(src)
+    if db.get(dst) is not None:
+        if nx:
+            return 0
+        db.delete(dst)
+    db.add(dst, value)
+    if expire is not None:
+        db.set_expire(dst, expire)
+    db.delete(src)
+    # Redis's dbAdd signals the new key as ready: a client blocked on dst (XREAD) must see it.
+    db.keyspace.signal_ready(db.index, dst)
+    return 1 if nx else OK
+
+
+@command("rename", 3, "write", keys=(1, 2, 1), group="generic", since="1.0.0",
+         summary="Renames a key and overwrites the destination.")
+def rename(client: Client, argv: list[bytes]) -> Any:
+    return _rename(client, argv, nx=False)
+
+
+@command("renamenx", 3, "write fast", keys=(1, 2, 1), group="generic", since="1.0.0",
+         summary="Renames a key only when the target key name doesn't exist.")
+def renamenx(client: Client, argv: list[bytes]) -> Any:
+    return _rename(client, argv, nx=True)
+
+
+def duplicate(value: Any) -> Any:
+    """An independent copy of a value: later writes to either must not show in the other."""
+    cls = type(value)
+    if cls is bytes:
+        return value  # immutable
+    # Builtin containers' copy() is shallow: only a value class's own copy() is trusted to be deep.
+    copier = getattr(value, "copy", None)
+    if copier is not None and cls.__module__ != "builtins":
+        return copier()
+    return copy.deepcopy(value)
+
+
+@command("copy", -3, "write denyoom", keys=(1, 2, 1), group="generic", since="6.2.0",
+         summary="Copies the value of a key to a new key.",
+         complexity="O(N) worst case for collections, where N is the number of nested items. O(1) "
+         "for string values.")
+def copy_(client: Client, argv: list[bytes]) -> Any:
+    src_db = dst_db = client.db
+    dbs = client.server.keyspace.dbs
+    replace = False
+    i = 3
+    while i < len(argv):
+        option = argv[i].lower()
+        if option == b"replace":
+            replace = True
+        elif option == b"db" and i + 1 < len(argv):
+            index = parse_int(argv[i + 1])
+            if not -(2**31) <= index < 2**31:  # Redis parses an int
+                raise ErrorReply("ERR value is not an integer or out of range")
+            if not 0 <= index < len(dbs):
+                return _DB_RANGE
+            dst_db = dbs[index]
+            i += 1
+        else:
+            return SYNTAX_ERROR
+        i += 1
+    src, dst = argv[1], argv[2]
+    if src_db is dst_db and src == dst:
+        return _SAME_OBJECT
+    value = src_db.get(src)
+    if value is None:
+        return 0
+    expire = src_db.expires.get(src)
+    if dst_db.get(dst) is not None:
+        if not replace:
+            return 0
+        dst_db.delete(dst)
+    dst_db.add(dst, duplicate(value))
+    if expire is not None:
+        dst_db.set_expire(dst, expire)
+    dst_db.keyspace.signal_ready(dst_db.index, dst)
+    return 1
+
+
+# --- SCAN ----------------------------------------------------------------------------------------
+#
+# A cursor is a position in a fixed order of all possible keys: the 64-bit hash of the key (0 is
+# reserved for "start/done"). A call returns the keys whose position is >= the cursor, in position
+# order, and the position of the next key as the new cursor. Since a key's position never changes,
+# a key present for the whole iteration is returned exactly once, however the keyspace changes
+# meanwhile. To avoid hashing and sorting every key on every call, each database keeps a sorted
+# snapshot of positions, rebuilt when an iteration starts (cursor 0) and the database changed.
+# Any snapshot taken after an iteration started holds every key present since its start, so the
+# latest one serves all iterations in progress; keys added later may or may not be returned, as
+# Redis allows.
+
+_MASK64 = (1 << 64) - 1
+
+
+def _position(key: bytes) -> int:
+    return (hash(key) & _MASK64) or 1
+
+
+class _Snapshot:
+    __slots__ = ("positions", "keys", "dirty")
+
+    def __init__(self, db: Database) -> None:
+        ordered = sorted(db.data, key=_position)
+        self.keys = ordered
+        self.positions = array("Q", map(_position, ordered))
+        self.dirty = db.keyspace.dirty
+
+
+_scan_snapshots: dict[Database, _Snapshot] = {}
+
+
+def _snapshot(db: Database, cursor: int) -> _Snapshot:
+    snap = _scan_snapshots.get(db)
+    if snap is None or (cursor == 0 and snap.dirty != db.keyspace.dirty):
+        snap = _scan_snapshots[db] = _Snapshot(db)
+    return snap
+
+
+def parse_cursor(arg: bytes) -> int:
+    """Redis's string2ull: a strict integer, else whatever strtoull accepts in full."""
+    try:
+        value = parse_int(arg)
+    except ErrorReply:
+        pass
+    else:
+        if value < 0:
+            raise ErrorReply("ERR invalid cursor")
+        return value
+    text = arg.split(b"\0", 1)[0]  # strtoull stops at a C string's end
+    body = text.lstrip(b" \t\n\v\f\r")
+    negative = body[:1] == b"-"
+    if body[:1] in (b"-", b"+"):
+        body = body[1:]
+    if not body or not body.isdigit() or not text:
+        raise ErrorReply("ERR invalid cursor")
+    value = int(body)
+    if value > _MASK64:
+        raise ErrorReply("ERR invalid cursor")
+    return (-value) & _MASK64 if negative else value
+
+
+def scan_keys(db: Database, cursor: int, count: int) -> tuple[int, list[bytes]]:
+    """Up to `count` keys from `cursor` on (never splitting keys of equal position), and the next
+    cursor. Stale snapshot entries are skipped, but at most 10*count of them per call, like Redis's
+    bound on empty buckets."""
+    snap = _snapshot(db, cursor)
+    positions, snap_keys, data = snap.positions, snap.keys, db.data
+    n = len(positions)
+    i = bisect_left(positions, cursor)
+    found: list[bytes] = []
+    budget = count * 10
+    while i < n and len(found) < count and budget > 0:
+        key = snap_keys[i]
+        if key in data:
+            found.append(key)
+        else:
+            budget -= 1
+        i += 1
+    while 0 < i < n and positions[i] == positions[i - 1]:
+        if snap_keys[i] in data:
+            found.append(snap_keys[i])
+        i += 1
+    return (positions[i] if i < n else 0), found
+
+
+@command("scan", -2, "readonly touches_arbitrary_keys", group="generic", since="2.8.0",
+         summary="Iterates over the key names in the database.",
+         complexity="O(1) for every call. O(N) for a complete iteration, including enough command "
+         "calls for the cursor to return back to 0. N is the number of elements inside the "
+         "collection.")
+def scan(client: Client, argv: list[bytes]) -> Any:
+    cursor = parse_cursor(argv[1])
+    count = 10
+    pattern: bytes | None = None
+    wanted_type: bytes | None = None
+    i = 2
+    while i < len(argv):
+        option = argv[i].lower()
+        has_value = i + 1 < len(argv)
+        if option == b"count" and has_value:
+            count = parse_int(argv[i + 1])
+            if count < 1:
+                return SYNTAX_ERROR
+        elif option == b"match" and has_value:
+            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
+        elif option == b"type" and has_value:
+            wanted_type = argv[i + 1].lower()
+        elif option == b"novalues":
+            return ErrorReply("ERR NOVALUES option can only be used in HSCAN")
+        else:
+            return SYNTAX_ERROR
+        i += 2
+    db = client.db
+    next_cursor, found = scan_keys(db, cursor, count)
+    if pattern is not None:
+        match = compile_glob(pattern).match
+        found = [key for key in found if match(key) is not None]
+    if wanted_type is not None:
+        # Redis 7.4 accepts an unknown type name and then matches nothing.
+        known = wanted_type in TYPE_NAMES.values()
+        kept = []
+        for key in found:
+            value = db.get(key)
+            if known and value is not None and type_name(value) == wanted_type:
+                kept.append(key)
+        found = kept
+    else:
+        found = [key for key in found if db.get(key) is not None]
+    return [str(next_cursor).encode(), found]

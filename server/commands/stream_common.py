@@ -1,0 +1,54 @@
+"""What the stream command modules share: key lookup, new streams, reply shapes, option parsing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import ErrorReply
+from server.command_table import on_server_start
+from server.keyspace import TYPE_NAMES
+from streams import Stream
+from streams.ids import format_id
+
+if TYPE_CHECKING:
+    from server.connection import Client
+    from server.server import Server
+
+TYPE_NAMES[Stream] = b"stream"
+
+SYNTAX_ERROR = ErrorReply("ERR syntax error")
+
+
+def get_stream(client: Client, key: bytes) -> Stream | None:
+    """The stream at key, None when missing; WRONGTYPE for another type."""
+    return client.db.get_typed(key, Stream)
+
+
+def new_stream(client: Client) -> Stream:
+    cfg = client.server.config
+    return Stream(cfg["stream-node-max-entries"], cfg["stream-node-max-bytes"])
+
+
+def entry_reply(eid: int, fields: list[bytes] | None) -> list[Any]:
+    """One entry as Redis replies it: [id, [field, value, ...]] (fields nil when deleted)."""
+    return [format_id(eid), fields]
+
+
+def entries_reply(entries: list[tuple[int, list[bytes] | None]]) -> list[Any]:
+    return [[format_id(eid), fields] for eid, fields in entries]
+
+
+@on_server_start
+def _follow_node_limits(server: Server) -> None:
+    # CONFIG SET stream-node-max-* applies to every stream's future nodes, as in Redis where the
+    # limits are read whenever a new node is started.
+    def apply(_value: object) -> None:
+        entries = server.config["stream-node-max-entries"]
+        size = server.config["stream-node-max-bytes"]
+        for db in server.keyspace.dbs:
+            for value in db.data.values():
+                if type(value) is Stream:
+                    value.set_node_limits(entries, size)
+
+    server.config.on_change("stream-node-max-entries", apply)
+    server.config.on_change("stream-node-max-bytes", apply)

@@ -1,0 +1,496 @@
+"""String commands: GET, SET and its variants, GETEX, GETDEL, MGET, MSET, the INCR family, APPEND,
+STRLEN, GETRANGE, SETRANGE."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import OK, ErrorReply
+from server.command_table import command
+from server.commands.connection import parse_int
+from server.commands.expire import LLONG_MAX, invalid_expire_time
+from server.keyspace import Database, now_ms
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+SYNTAX_ERROR = ErrorReply("ERR syntax error")
+_TOO_BIG = ErrorReply("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+_NOT_FLOAT = ErrorReply("ERR value is not a valid float")
+LLONG_MIN = -(2**63)
+
+
+def get_string(db: Database, key: bytes) -> bytes | None:
+    return db.get_typed(key, bytes)
+
+
+def _check_length(client: Client, size: int, append: int) -> None:
+    if size + append > client.server.config["proto-max-bulk-len"]:
+        raise _TOO_BIG
+
+
+# --- GET / SET ----------------------------------------------------------------------------------
+
+
+@command("get", 2, "readonly fast", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Returns the string value of a key.")
+def get(client: Client, argv: list[bytes]) -> Any:
+    return get_string(client.db, argv[1])
+
+
+class _Options:
+    """Parsed SET/GETEX options. `expire` is the raw time argument, `unit` its option name."""
+
+    __slots__ = ("nx", "xx", "get", "keepttl", "persist", "unit", "expire")
+
+    def __init__(self) -> None:
+        self.nx = self.xx = self.get = self.keepttl = self.persist = False
+        self.unit: bytes | None = None  # b"ex", b"px", b"exat" or b"pxat"
+        self.expire: bytes | None = None
+
+
+def _parse_options(argv: list[bytes], start: int, is_set: bool) -> _Options:
+    """Redis's rules exactly: an option may repeat, but conflicting ones are a syntax error, and
+    a time option repeated (EX 1 EX 2) keeps the last time."""
+    opts = _Options()
+    i = start
+    n = len(argv)
+    while i < n:
+        option = argv[i].lower()
+        has_next = i + 1 < n
+        unit = opts.unit
+        if option == b"nx" and is_set and not opts.xx:
+            opts.nx = True
+        elif option == b"xx" and is_set and not opts.nx:
+            opts.xx = True
+        elif option == b"get" and is_set:
+            opts.get = True
+        elif option == b"keepttl" and is_set and unit is None and not opts.persist:
+            opts.keepttl = True
+        elif option == b"persist" and not is_set and unit is None and not opts.keepttl:
+            opts.persist = True
+        elif (option in (b"ex", b"px", b"exat", b"pxat") and has_next and not opts.keepttl
+              and not opts.persist and unit in (None, option)):
+            opts.unit = option
+            opts.expire = argv[i + 1]
+            i += 1
+        else:
+            raise SYNTAX_ERROR
+        i += 1
+    return opts
+
+
+def expire_ms(arg: bytes, unit: bytes, name: str, now: int) -> int:
+    """The absolute expiry time in ms that an EX/PX/EXAT/PXAT argument names."""
+    value = parse_int(arg)
+    seconds = unit in (b"ex", b"exat")
+    if value <= 0 or (seconds and value > LLONG_MAX // 1000):
+        raise invalid_expire_time(name)
+    if seconds:
+        value *= 1000
+    if unit in (b"ex", b"px"):
+        value += now
+        if value > LLONG_MAX:  # Redis detects the signed overflow
+            raise invalid_expire_time(name)
+    return value
+
+
+def _set_generic(client: Client, key: bytes, value: bytes, opts: _Options, name: str,
+                 ok_reply: Any = OK, abort_reply: Any = None) -> Any:
+    db = client.db
+    when = None
+    if opts.expire is not None:
+        assert opts.unit is not None
+        when = expire_ms(opts.expire, opts.unit, name, now_ms())
+    reply = ok_reply
+    if opts.get:
+        reply = get_string(db, key)
+    found = db.get(key) is not None
+    if (opts.nx and found) or (opts.xx and not found):
+        return reply if opts.get else abort_reply
+    db.set(key, value, keep_ttl=opts.keepttl)
+    if when is not None:
+        # A time already past is stored anyway: the key is then gone at the next access, as in Redis.
+        db.set_expire(key, when)
+    return reply
+
+
+@command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Sets the string value of a key, ignoring its type. The key is created if it "
+         "doesn't exist.")
+def set_(client: Client, argv: list[bytes]) -> Any:
+    opts = _parse_options(argv, 3, is_set=True)
+    return _set_generic(client, argv[1], argv[2], opts, "set")
+
+
+@command("setnx", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Set the string value of a key only when the key doesn't exist.")
+def setnx(client: Client, argv: list[bytes]) -> Any:
+    opts = _Options()
+    opts.nx = True
+    return _set_generic(client, argv[1], argv[2], opts, "setnx", ok_reply=1, abort_reply=0)
+
+
+def _set_with_expire(client: Client, argv: list[bytes], unit: bytes, name: str) -> Any:
+    opts = _Options()
+    opts.unit, opts.expire = unit, argv[2]
+    return _set_generic(client, argv[1], argv[3], opts, name)
+
+
+@command("setex", 4, "write denyoom", keys=(1, 1, 1), group="string", since="2.0.0",
+         summary="Sets the string value and expiration time of a key. Creates the key if it "
+         "doesn't exist.")
+def setex(client: Client, argv: list[bytes]) -> Any:
+    return _set_with_expire(client, argv, b"ex", "setex")
+
+
+@command("psetex", 4, "write denyoom", keys=(1, 1, 1), group="string", since="2.6.0",
+         summary="Sets both string value and expiration time in milliseconds of a key. The key is "
+         "created if it doesn't exist.")
+def psetex(client: Client, argv: list[bytes]) -> Any:
+    return _set_with_expire(client, argv, b"px", "psetex")
+
+
+@command("getset", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Returns the previous string value of a key after setting it to a new value.")
+def getset(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    old = get_string(db, argv[1])
+    db.set(argv[1], argv[2])
+    return old
+
+
+@command("getdel", 2, "write fast", keys=(1, 1, 1), group="string", since="6.2.0",
+         summary="Returns the string value of a key after deleting the key.")
+def getdel(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    value = get_string(db, argv[1])
+    if value is not None:
+        db.delete(argv[1])
+    return value
+
+
+@command("getex", -2, "write fast", keys=(1, 1, 1), group="string", since="6.2.0",
+         summary="Returns the string value of a key after setting its expiration time.")
+def getex(client: Client, argv: list[bytes]) -> Any:
+    opts = _parse_options(argv, 2, is_set=False)
+    db = client.db
+    key = argv[1]
+    value = get_string(db, key)
+    if value is None:
+        return None
+    now = now_ms()
+    if opts.expire is not None:
+        assert opts.unit is not None
+        when = expire_ms(opts.expire, opts.unit, "getex", now)
+        if opts.unit in (b"exat", b"pxat") and when <= now:
+            db.delete(key)
+        else:
+            db.set_expire(key, when)
+    elif opts.persist:
+        db.persist(key)
+    return value
+
+
+@command("mget", -2, "readonly fast", keys=(1, -1, 1), group="string", since="1.0.0",
+         summary="Atomically returns the string values of one or more keys.",
+         complexity="O(N) where N is the number of keys to retrieve.")
+def mget(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    out: list[bytes | None] = []
+    for key in argv[1:]:
+        value = db.get(key)
+        out.append(value if type(value) is bytes else None)
+    return out
+
+
+@command("mset", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1",
+         summary="Atomically creates or modifies the string values of one or more keys.",
+         complexity="O(N) where N is the number of keys to set.")
+def mset(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) % 2 == 0:
+        raise ErrorReply("ERR wrong number of arguments for 'mset' command")
+    db = client.db
+    for i in range(1, len(argv), 2):
+        db.set(argv[i], argv[i + 1])
+    return OK
+
+
+@command("msetnx", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1",
+         summary="Atomically modifies the string values of one or more keys only when all keys "
+         "don't exist.",
+         complexity="O(N) where N is the number of keys to set.")
+def msetnx(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) % 2 == 0:
+        raise ErrorReply("ERR wrong number of arguments for 'msetnx' command")
+    db = client.db
+    if any(db.get(argv[i]) is not None for i in range(1, len(argv), 2)):
+        return 0
+    for i in range(1, len(argv), 2):
+        db.set(argv[i], argv[i + 1])
+    return 1
+
+
+# --- INCR family ----------------------------------------------------------------------------------
+
+
+def _store_number(db: Database, key: bytes, existed: bool, text: bytes) -> None:
+    if existed:
+        db.set(key, text, keep_ttl=True)
+    else:
+        db.add(key, text)
+
+
+def _incr_by(client: Client, key: bytes, increment: int) -> int:
+    db = client.db
+    current = get_string(db, key)
+    value = 0 if current is None else parse_int(current)
+    result = value + increment
+    if not LLONG_MIN <= result <= LLONG_MAX:
+        raise ErrorReply("ERR increment or decrement would overflow")
+    _store_number(db, key, current is not None, str(result).encode())
+    return result
+
+
+@command("incr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Increments the integer value of a key by one. Uses 0 as initial value if the key "
+         "doesn't exist.")
+def incr(client: Client, argv: list[bytes]) -> Any:
+    return _incr_by(client, argv[1], 1)
+
+
+@command("decr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Decrements the integer value of a key by one. Uses 0 as initial value if the key "
+         "doesn't exist.")
+def decr(client: Client, argv: list[bytes]) -> Any:
+    return _incr_by(client, argv[1], -1)
+
+
+@command("incrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Increments the integer value of a key by a number. Uses 0 as initial value if the "
+         "key doesn't exist.")
+def incrby(client: Client, argv: list[bytes]) -> Any:
+    return _incr_by(client, argv[1], parse_int(argv[2]))
+
+
+@command("decrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+         summary="Decrements a number from the integer value of a key. Uses 0 as initial value if "
+         "the key doesn't exist.")
+def decrby(client: Client, argv: list[bytes]) -> Any:
+    decrement = parse_int(argv[2])
+    if decrement == LLONG_MIN:
+        raise ErrorReply("ERR decrement would overflow")
+    return _incr_by(client, argv[1], -decrement)
+
+
+# INCRBYFLOAT computes in C's long double, which on x86-64 (where Redis runs and is tested) is the
+# 80-bit extended format: 64-bit significand, exponents down to 2**-16445 (subnormal). Python has no
+# such type, so values are exact Fractions rounded to that format after every operation; the result
+# is then printed like printf("%.17Lf") with trailing zeros dropped. A double would print
+# 0.1 + 0.2 as 0.30000000000000004 where Redis prints 0.3.
+
+_LD_MANT_BITS = 64
+_LD_MIN_LSB = -16445  # exponent of the least significant bit of the smallest subnormal
+_LD_MAX = Fraction((1 << 64) - 1) * (Fraction(2) ** (16383 - 63))
+_MAX_LD_CHARS = 5 * 1024  # MAX_LONG_DOUBLE_CHARS: longer arguments are not numbers for Redis
+_DEC_RE = re.compile(rb"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\Z")
+_HEX_RE = re.compile(rb"([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?\d+))?\Z")
+_INF_RE = re.compile(rb"([+-]?)(?:inf|infinity)\Z", re.IGNORECASE)
+
+INF = float("inf")
+
+
+def _decimal_to_int(digits: bytes) -> int:
+    # int() refuses more than 4300 digits (CVE-2020-10735 guard); numbers here reach ~5000.
+    value = 0
+    for i in range(0, len(digits), 4000):
+        chunk = digits[i : i + 4000]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return value
+
+
+def _int_to_decimal(n: int) -> str:
+    if n < 10**4000:
+        return str(n)
+    high, low = divmod(n, 10**4000)
+    return _int_to_decimal(high) + str(low).rjust(4000, "0")
+
+
+def _round_half_even(q: Fraction) -> int:
+    n, rem = divmod(q.numerator, q.denominator)
+    twice = 2 * rem
+    if twice > q.denominator or (twice == q.denominator and n % 2 == 1):
+        n += 1
+    return n
+
+
+def round_long_double(q: Fraction) -> Fraction | float:
+    """q rounded to the nearest x87 extended value (ties to even); +-inf when it overflows."""
+    if q == 0:
+        return Fraction(0)
+    sign = -1 if q < 0 else 1
+    a = abs(q)
+    exp = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** exp > a:  # make 2**exp <= a < 2**(exp+1)
+        exp -= 1
+    lsb = max(exp - (_LD_MANT_BITS - 1), _LD_MIN_LSB)
+    scale = Fraction(2) ** lsb
+    rounded = _round_half_even(a / scale) * scale
+    if rounded > _LD_MAX:
+        return sign * INF
+    return sign * rounded
+
+
+def parse_long_double(arg: bytes) -> Fraction | float:
+    """Redis's string2ld: what strtold reads, with no spaces, nothing left over, no NaN and no
+    overflow or underflow to zero. Raises ERR value is not a valid float."""
+    if not arg or len(arg) >= _MAX_LD_CHARS:
+        raise _NOT_FLOAT
+    m = _INF_RE.match(arg)
+    if m:
+        return -INF if m.group(1) == b"-" else INF
+    m = _HEX_RE.match(arg)
+    if m:
+        sign, whole, frac, exp_text = m.groups()
+        frac = frac or b""
+        digits = (whole + frac).lstrip(b"0")
+        if not whole and not frac:
+            raise _NOT_FLOAT
+        exp2 = int(exp_text or b"0") - 4 * len(frac)
+        if not digits:
+            return Fraction(0)
+        # Outside these bounds the value is certainly infinite or zero: skip huge exponents.
+        top = exp2 + 4 * len(digits)
+        if top > 16400 or top < _LD_MIN_LSB - 2:
+            raise _NOT_FLOAT
+        value = Fraction(int(digits, 16)) * Fraction(2) ** exp2
+    else:
+        m = _DEC_RE.match(arg)
+        if not m:
+            raise _NOT_FLOAT
+        sign, whole, frac, exp_text = m.groups()
+        frac = frac or b""
+        if not whole and not frac:
+            raise _NOT_FLOAT
+        digits = (whole + frac).lstrip(b"0")
+        if not digits:
+            return Fraction(0)
+        exp10 = int(exp_text or b"0") - len(frac)
+        top = exp10 + len(digits)  # value < 10**top
+        if top > 4934 or top < -4952:
+            raise _NOT_FLOAT
+        value = Fraction(_decimal_to_int(digits)) * Fraction(10) ** exp10
+    if sign == b"-":
+        value = -value
+    result = round_long_double(value)
+    if result == 0 or result in (INF, -INF):
+        raise _NOT_FLOAT
+    return result
+
+
+def format_long_double(value: Fraction) -> bytes:
+    """printf("%.17Lf") of an exact value, then trailing zeros (and a bare '.') dropped."""
+    scaled = _round_half_even(abs(value) * 10**17)
+    whole, frac = divmod(scaled, 10**17)
+    text = f"{_int_to_decimal(whole)}.{frac:017d}".rstrip("0").rstrip(".")
+    if value < 0:
+        text = "-" + text
+    return b"0" if text == "-0" else text.encode()
+
+
+@command("incrbyfloat", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.6.0",
+         summary="Increment the floating point value of a key by a number. Uses 0 as initial value "
+         "if the key doesn't exist.")
+def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    key = argv[1]
+    current = get_string(db, key)
+    value = Fraction(0) if current is None else parse_long_double(current)
+    increment = parse_long_double(argv[2])
+    if isinstance(value, float) or isinstance(increment, float):
+        raise ErrorReply("ERR increment would produce NaN or Infinity")  # an infinite operand
+    result = round_long_double(value + increment)
+    if isinstance(result, float):
+        raise ErrorReply("ERR increment would produce NaN or Infinity")
+    text = format_long_double(result)
+    _store_number(db, key, current is not None, text)
+    return text
+
+
+# --- APPEND / STRLEN / ranges ------------------------------------------------------------------
+
+
+@command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0",
+         summary="Appends a string to the value of a key. Creates the key if it doesn't exist.",
+         complexity="O(1). The amortized time complexity is O(1) assuming the appended value is "
+         "small and the already present value is of any size, since the dynamic string library "
+         "used by Redis will double the free space available on every reallocation.")
+def append(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    key, suffix = argv[1], argv[2]
+    current = get_string(db, key)
+    if current is None:
+        db.add(key, suffix)
+        return len(suffix)
+    _check_length(client, len(current), len(suffix))
+    value = current + suffix
+    db.set(key, value, keep_ttl=True)
+    return len(value)
+
+
+@command("strlen", 2, "readonly fast", keys=(1, 1, 1), group="string", since="2.2.0",
+         summary="Returns the length of a string value.")
+def strlen(client: Client, argv: list[bytes]) -> Any:
+    value = get_string(client.db, argv[1])
+    return 0 if value is None else len(value)
+
+
+@command("getrange", 4, "readonly", keys=(1, 1, 1), group="string", since="2.4.0",
+         summary="Returns a substring of the string stored at a key.",
+         complexity="O(N) where N is the length of the returned string. The complexity is "
+         "ultimately determined by the returned length, but because creating a substring from an "
+         "existing string is very cheap, it can be considered O(1) for small strings.")
+def getrange(client: Client, argv: list[bytes]) -> Any:
+    start = parse_int(argv[2])
+    end = parse_int(argv[3])
+    value = get_string(client.db, argv[1])
+    if value is None:
+        return b""
+    size = len(value)
+    if start < 0 and end < 0 and start > end:
+        return b""
+    if start < 0:
+        start = max(size + start, 0)
+    if end < 0:
+        end = max(size + end, 0)
+    end = min(end, size - 1)
+    if start > end or size == 0:
+        return b""
+    return value[start : end + 1]
+
+
+@command("setrange", 4, "write denyoom", keys=(1, 1, 1), group="string", since="2.2.0",
+         summary="Overwrites a part of a string value with another by an offset. Creates the key if "
+         "it doesn't exist.",
+         complexity="O(1), not counting the time taken to copy the new string in place. Usually, "
+         "this string is very small so the amortized complexity is O(1). Otherwise, complexity is "
+         "O(M) with M being the length of the value argument.")
+def setrange(client: Client, argv: list[bytes]) -> Any:
+    offset = parse_int(argv[2])
+    if offset < 0:
+        return ErrorReply("ERR offset is out of range")
+    db = client.db
+    key, patch = argv[1], argv[3]
+    current = get_string(db, key)
+    if not patch:
+        # Writing nothing creates nothing and reports the current length.
+        return 0 if current is None else len(current)
+    _check_length(client, offset, len(patch))
+    if current is None:
+        db.add(key, bytes(offset) + patch)
+    else:
+        padded = current.ljust(offset, b"\0") if len(current) < offset else current
+        db.set(key, padded[:offset] + patch + padded[offset + len(patch):], keep_ttl=True)
+    return len(db.data[key])

@@ -1,0 +1,102 @@
+"""Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import NULL_ARRAY, OK, ErrorReply
+from server.command_table import command
+from server.dispatch import call
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+
+@command("multi", 1, "noscript loading stale fast allow_busy", group="transactions", since="1.2.0",
+         summary="Starts a transaction.")
+def multi(client: Client, argv: list[bytes]) -> Any:
+    if client.multi is not None:
+        return ErrorReply("ERR MULTI calls can not be nested")
+    client.multi = []
+    client.multi_error = False
+    return OK
+
+
+def _end_transaction(client: Client) -> None:
+    client.multi = None
+    client.multi_error = False
+    if client.watched:
+        client.server.keyspace.unwatch_all(client)
+    client.watch_dirty = False
+
+
+@command("discard", 1, "noscript loading stale fast allow_busy", group="transactions",
+         since="2.0.0", summary="Discards a transaction.")
+def discard(client: Client, argv: list[bytes]) -> Any:
+    if client.multi is None:
+        return ErrorReply("ERR DISCARD without MULTI")
+    _end_transaction(client)
+    return OK
+
+
+def _watched_key_expired(client: Client) -> bool:
+    # Redis aborts EXEC when a watched key expired after WATCH, even if nobody touched it.
+    for db_index, key in client.watched:
+        db = client.server.keyspace.dbs[db_index]
+        if key in db.data and db.get(key) is None:
+            return True
+    return False
+
+
+@command("exec", 1, "noscript loading stale skip_slowlog", group="transactions", since="1.2.0",
+         summary="Executes all commands in a transaction.")
+def exec_(client: Client, argv: list[bytes]) -> Any:
+    if client.multi is None:
+        return ErrorReply("ERR EXEC without MULTI")
+    if client.multi_error:
+        _end_transaction(client)
+        return ErrorReply("EXECABORT Transaction discarded because of previous errors.")
+    if client.watch_dirty or _watched_key_expired(client):
+        _end_transaction(client)
+        return NULL_ARRAY
+    queued = client.multi
+    _end_transaction(client)
+    replies: list[Any] = []
+    server = client.server
+    client.in_exec = True
+    try:
+        for cmd, cmd_argv in queued:
+            if cmd.is_write and server.write_error is not None:
+                replies.append(ErrorReply(server.write_error))
+                continue
+            reply = call(client, cmd, cmd_argv)
+            if type(reply) is ErrorReply:
+                server.stats.count_error(reply.message)
+            replies.append(reply)
+    finally:
+        client.in_exec = False
+    return replies
+
+
+@command("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1),
+         group="transactions", since="2.2.0",
+         summary="Monitors changes to keys to determine the execution of a transaction.")
+def watch(client: Client, argv: list[bytes]) -> Any:
+    if client.multi is not None:
+        return ErrorReply("ERR WATCH inside MULTI is not allowed")
+    keyspace = client.server.keyspace
+    index = client.db.index
+    for key in argv[1:]:
+        if (index, key) not in client.watched:
+            client.watched.add((index, key))
+            keyspace.watch(client, index, key)
+    return OK
+
+
+@command("unwatch", 1, "noscript loading stale fast allow_busy", group="transactions",
+         since="2.2.0", summary="Forgets about watched keys of a transaction.")
+def unwatch(client: Client, argv: list[bytes]) -> Any:
+    if client.watched:
+        client.server.keyspace.unwatch_all(client)
+    client.watch_dirty = False
+    return OK

@@ -1,0 +1,276 @@
+"""Configuration parameters: names, defaults and value syntax as in redis.conf.
+
+One table feeds the command line (`--port 6380`), config files, `--help`, CONFIG GET and CONFIG SET.
+Values are kept in their textual redis.conf form for CONFIG GET and parsed once into `values` for
+the code that uses them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+_MEMORY_UNITS = {
+    "": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2, "g": 1000**3, "gb": 1024**3,
+}
+
+
+class ConfigValueError(ValueError):
+    """A value that does not parse; str() is Redis's explanation, e.g. "argument must be 'yes' or 'no'"."""
+
+
+def parse_memory(text: str) -> int:
+    text = text.strip().lower()
+    digits = text.rstrip("kmgb")
+    unit = text[len(digits):]
+    if unit not in _MEMORY_UNITS or not digits.lstrip("-").isdigit():
+        raise ConfigValueError("argument must be a memory value")
+    return int(digits) * _MEMORY_UNITS[unit]
+
+
+_LONG_LONG = re.compile(r"-?(0|[1-9][0-9]*)\Z")
+
+
+def parse_long_long(text: str) -> int:
+    """Redis's strict integer syntax (string2ll): no spaces, no '+', no leading zeros, 64-bit."""
+    if not _LONG_LONG.match(text) or text == "-0":
+        raise ConfigValueError("argument couldn't be parsed into an integer")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ConfigValueError("argument couldn't be parsed into an integer")
+    return value
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.lower()
+    if low == "yes":
+        return True
+    if low == "no":
+        return False
+    raise ConfigValueError("argument must be 'yes' or 'no'")
+
+
+@dataclass
+class Param:
+    name: str
+    default: str
+    kind: str  # bool | int | memory | enum | string | special
+    help: str
+    minimum: int = 0
+    maximum: int = 2**63 - 1
+    choices: tuple[str, ...] = ()
+    mutable: bool = True
+    alias: str | None = None
+    parse_special: Callable[[str], Any] | None = None
+    sensitive: bool = False
+    # Redis's PROTECTED_CONFIG: CONFIG SET refuses it unless enable-protected-configs allows.
+    protected: bool = False
+
+    def parse(self, text: str) -> Any:
+        if self.kind == "bool":
+            return _parse_bool(text)
+        if self.kind in ("int", "memory"):
+            if self.kind == "memory":
+                value = parse_memory(text)
+            else:
+                value = parse_long_long(text)
+            if not self.minimum <= value <= self.maximum:
+                raise ConfigValueError(
+                    f"argument must be between {self.minimum} and {self.maximum} inclusive"
+                )
+            return value
+        if self.kind == "enum":
+            low = text.lower()
+            if low not in self.choices:
+                raise ConfigValueError(
+                    "argument(s) must be one of the following: " + ", ".join(self.choices)
+                )
+            return low
+        if self.kind == "special" and self.parse_special is not None:
+            return self.parse_special(text)
+        return text
+
+    def render(self, value: Any) -> str:
+        if self.kind == "bool":
+            return "yes" if value else "no"
+        if self.kind == "special" and isinstance(value, list):
+            return " ".join(str(v) for v in value)
+        return str(value)
+
+
+def _parse_bind(text: str) -> list[str]:
+    addrs = text.split()
+    if not addrs:
+        raise ConfigValueError("Too many bind addresses specified.")
+    return addrs
+
+
+def _parse_save(text: str) -> list[int]:
+    parts = text.split()
+    if len(parts) % 2:
+        raise ConfigValueError("Invalid save parameters")
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        raise ConfigValueError("Invalid save parameters") from None
+    return values
+
+
+def _parse_output_limits(text: str) -> dict[str, tuple[int, int, int]]:
+    parts = text.split()
+    if len(parts) % 4:
+        raise ConfigValueError("Wrong number of arguments in buffer limit configuration.")
+    limits: dict[str, tuple[int, int, int]] = {}
+    for i in range(0, len(parts), 4):
+        cls = parts[i].lower()
+        if cls == "slave":
+            cls = "replica"
+        if cls not in ("normal", "replica", "pubsub"):
+            raise ConfigValueError("Invalid client class specified in buffer limit configuration.")
+        try:
+            hard, soft = parse_memory(parts[i + 1]), parse_memory(parts[i + 2])
+            seconds = int(parts[i + 3])
+        except (ConfigValueError, ValueError):
+            raise ConfigValueError("Error in hard, soft or soft_seconds setting in buffer limit configuration.") from None
+        limits[cls] = (hard, soft, seconds)
+    return limits
+
+
+def _render_output_limits(value: dict[str, tuple[int, int, int]]) -> str:
+    return " ".join(f"{cls} {h} {s} {sec}" for cls, (h, s, sec) in value.items())
+
+
+PARAMS: list[Param] = [
+    Param("bind", "127.0.0.1", "special", "addresses to listen on, space separated",
+          parse_special=_parse_bind),
+    Param("port", "6379", "int", "TCP port (0 picks a free one)", maximum=65535),
+    Param("requirepass", "", "string", "password of the default user (empty: no password)", sensitive=True),
+    Param("dir", ".", "string", "working directory for data files", protected=True),
+    Param("loglevel", "notice", "enum", "debug, verbose, notice, warning or nothing",
+          choices=("debug", "verbose", "notice", "warning", "nothing")),
+    Param("logfile", "", "string", "log file (empty: stdout)", mutable=False),
+    Param("databases", "16", "int", "number of databases", minimum=1, maximum=2**31 - 1, mutable=False),
+    Param("maxclients", "10000", "int", "maximum simultaneous clients", minimum=1, maximum=2**32 - 1),
+    Param("timeout", "0", "int", "close idle clients after N seconds (0: never)", maximum=2**31 - 1),
+    Param("tcp-keepalive", "300", "int", "TCP keepalive seconds", maximum=2**31 - 1),
+    Param("tcp-backlog", "511", "int", "listen backlog", maximum=2**31 - 1, mutable=False),
+    Param("hz", "10", "int", "background task frequency", minimum=1, maximum=500),
+    Param("proto-max-bulk-len", "536870912", "memory", "largest bulk string in a request",
+          minimum=1024 * 1024, maximum=2**63 - 1),
+    Param("client-query-buffer-limit", "1073741824", "memory", "largest query buffer of a client",
+          minimum=1024 * 1024, maximum=2**63 - 1),
+    Param("client-output-buffer-limit",
+          "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", "special",
+          "output buffer limits per client class: class hard soft soft-seconds",
+          parse_special=_parse_output_limits),
+    Param("stream-node-max-bytes", "4096", "memory", "largest stream node in bytes (0: no limit)"),
+    Param("stream-node-max-entries", "100", "int", "most entries in a stream node (0: no limit)",
+          maximum=2**63 - 1),
+    Param("appendonly", "no", "bool", "log every write to an append-only file"),
+    Param("appendfsync", "everysec", "enum", "always, everysec or no",
+          choices=("always", "everysec", "no")),
+    Param("appendfilename", "appendonly.aof", "string", "append-only file name", mutable=False),
+    Param("appenddirname", "appendonlydir", "string", "append-only directory", mutable=False),
+    Param("save", "", "special", "snapshot points: seconds changes ...", parse_special=_parse_save),
+    Param("dbfilename", "dump.rdb", "string", "snapshot file name", protected=True),
+    Param("maxmemory", "0", "memory", "memory limit (0: none)"),
+    Param("maxmemory-policy", "noeviction", "enum", "eviction policy",
+          choices=("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                   "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction")),
+    Param("daemonize", "no", "bool", "run in the background (not supported: always no)", mutable=False),
+    Param("pidfile", "", "string", "write the pid to this file", mutable=False),
+    Param("protected-mode", "yes", "bool", "refuse non-loopback clients when no password is set"),
+    Param("notify-keyspace-events", "", "string", "keyspace notifications (accepted, not emitted)"),
+    Param("lua-time-limit", "5000", "int", "kept for clients that read it", alias="busy-reply-threshold",
+          maximum=2**63 - 1),
+    Param("busy-reply-threshold", "5000", "int", "kept for clients that read it"),
+    Param("slowlog-log-slower-than", "10000", "int", "kept for clients that read it", minimum=-1),
+    Param("slowlog-max-len", "128", "int", "kept for clients that read it"),
+    Param("latency-tracking", "yes", "bool", "kept for clients that read it"),
+    Param("lazyfree-lazy-user-del", "no", "bool", "kept for clients that read it"),
+    Param("lazyfree-lazy-user-flush", "no", "bool", "kept for clients that read it"),
+    Param("active-expire-enabled", "yes", "bool", "expire keys in the background, not only on access"),
+    Param("aof-load-truncated", "yes", "bool", "load an append-only file whose last command is cut short"),
+    Param("auto-aof-rewrite-percentage", "100", "int", "rewrite the AOF when it grew by this percentage"),
+    Param("auto-aof-rewrite-min-size", "67108864", "memory", "smallest AOF that is rewritten automatically"),
+    Param("enable-protected-configs", "no", "enum",
+          "allow CONFIG SET of protected parameters (dir, dbfilename): no, yes or local",
+          choices=("no", "yes", "local"), mutable=False),
+    # Redis defaults to "no"; "local" keeps DEBUG SLEEP/LOG usable from the machine itself.
+    Param("enable-debug-command", "local", "enum", "allow the DEBUG command: no, yes or local",
+          choices=("no", "yes", "local"), mutable=False),
+    Param("io-threads", "1", "int", "kept for clients that read it (always 1)", minimum=1, maximum=128,
+          mutable=False),
+    Param("cluster-enabled", "no", "bool", "kept for clients that read it (no cluster mode)", mutable=False),
+    Param("unixsocket", "", "string", "kept for clients that read it (no unix socket)", mutable=False),
+    Param("maxmemory-samples", "5", "int", "kept for clients that read it", minimum=1, maximum=64),
+    Param("replica-read-only", "yes", "bool", "kept for clients that read it"),
+]
+
+
+@dataclass
+class Config:
+    """The running configuration: parsed values by name, plus callbacks fired on change."""
+
+    params: dict[str, Param] = field(default_factory=lambda: {p.name: p for p in PARAMS})
+    values: dict[str, Any] = field(default_factory=dict)
+    listeners: dict[str, list[Callable[[Any], None]]] = field(default_factory=dict)
+    config_file: str | None = None
+
+    def __post_init__(self) -> None:
+        for p in self.params.values():
+            self.values[p.name] = p.parse(p.default)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def assign(self, name: str, value: Any) -> None:
+        """Put back an already parsed value (CONFIG SET restoring after a failed change)."""
+        self.values[name] = value
+        for callback in self.listeners.get(name, ()):
+            callback(value)
+
+    def lookup(self, name: str) -> Param | None:
+        param = self.params.get(name.lower())
+        if param is not None and param.alias:
+            return self.params.get(param.alias, param)
+        return param
+
+    def set(self, name: str, text: str, *, startup: bool = False) -> None:
+        """Parse and apply one value; raises ConfigValueError with Redis's explanation."""
+        param = self.lookup(name)
+        if param is None:
+            raise KeyError(name)
+        if not param.mutable and not startup:
+            raise ConfigValueError("can't set immutable config")
+        value = param.parse(text)
+        if param.name == "client-output-buffer-limit" and not startup:
+            merged = dict(self.values[param.name])
+            merged.update(value)
+            value = merged
+        self.values[param.name] = value
+        for callback in self.listeners.get(param.name, ()):
+            callback(value)
+
+    def on_change(self, name: str, callback: Callable[[Any], None]) -> None:
+        self.listeners.setdefault(name, []).append(callback)
+
+    def render(self, name: str) -> str:
+        param = self.params[name]
+        value = self.values[name]
+        if param.name == "client-output-buffer-limit":
+            return _render_output_limits(value)
+        return param.render(value)
+
+    def matching(self, pattern: str) -> list[tuple[str, str]]:
+        """Parameters whose name (or alias) matches a glob, as CONFIG GET returns them."""
+        pattern = pattern.lower()
+        found: list[tuple[str, str]] = []
+        for name, param in self.params.items():
+            if fnmatch.fnmatchcase(name, pattern):
+                target = self.params[param.alias] if param.alias else param
+                found.append((name, self.render(target.name)))
+        return found

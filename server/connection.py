@@ -1,0 +1,215 @@
+"""One asyncio.Protocol per client connection.
+
+Every complete command in a read is executed in order and all their replies leave in one write.
+A command that blocks parks the client: commands already read behind it wait (as in Redis, a
+blocked client's query buffer is not processed) and run when it is released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from protocol.encoder import write_reply
+from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser
+from protocol.reply import ErrorReply
+from server.dispatch import BLOCKED, execute
+from server.flow import OutputFlow
+from streams.errors import StreamError
+
+if TYPE_CHECKING:
+    from server.blocking import BlockedState
+    from server.command_table import Command
+    from server.server import Server
+
+log = logging.getLogger("rivulet")
+
+
+class Client(asyncio.Protocol):
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.id = server.next_client_id()
+        self.db = server.keyspace.dbs[0]
+        self.resp3 = False
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.user = "default"
+        self.authenticated = not server.config["requirepass"]
+        self.no_evict = False
+        self.no_touch = False
+        # MULTI state: queued (command, argv) pairs, or None outside a transaction
+        self.multi: list[tuple[Command, list[bytes]]] | None = None
+        self.multi_error = False
+        self.in_exec = False
+        self.watched: set[tuple[int, bytes]] = set()
+        self.watch_dirty = False
+        self.blocked: BlockedState | None = None
+        self.deferred: deque[list[bytes]] = deque()
+        self.deferred_error: ProtocolError | None = None
+        self.close_after_reply = False
+        self.closed = False
+        self.out: list[bytes] = []
+        self.created = time.time()
+        self.last_interaction = self.created
+        self.last_command: Command | None = None
+        self.addr = "?:0"
+        self.laddr = "?:0"
+        self.fd = -1
+        self.transport: asyncio.Transport | None = None
+        self.flow: OutputFlow | None = None
+        cfg = server.config
+        self.parser = RequestParser(
+            max_bulk_len=cfg["proto-max-bulk-len"],
+            query_buffer_limit=cfg["client-query-buffer-limit"],
+        )
+        self.parser.authenticated = self.authenticated
+
+    # --- asyncio.Protocol --------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not an asyncio.Transport
+        self.flow = OutputFlow(transport)
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        self.addr = _format_addr(peer)
+        self.laddr = _format_addr(sock)
+        socket = transport.get_extra_info("socket")
+        self.fd = socket.fileno() if socket is not None else -1
+        if not self.server.client_connected(self):
+            transport.write(b"-ERR max number of clients reached\r\n")
+            transport.close()
+            self.closed = True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.server.client_disconnected(self)
+
+    def pause_writing(self) -> None:
+        assert self.flow is not None
+        self.flow.pause()
+
+    def resume_writing(self) -> None:
+        assert self.flow is not None
+        self.flow.resume()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closed or self.close_after_reply:
+            return
+        self.last_interaction = time.time()
+        try:
+            commands, error = self.parser.feed(data)
+        except QueryBufferLimitExceeded as exc:
+            # Redis would have run the commands completed before the limit in earlier reads.
+            if exc.commands and self.blocked is None:
+                self.run_commands(exc.commands)
+                self.flush()
+            log.warning("Closing client that reached max query buffer length: id=%d addr=%s",
+                        self.id, self.addr)
+            self.close()
+            return
+        if self.blocked is not None:
+            self.deferred.extend(commands)
+            if error is not None:
+                self.deferred_error = error
+            return
+        self.run_commands(commands)
+        if error is not None:
+            self._protocol_error(error)
+        else:
+            self.flush()
+
+    # --- command execution -------------------------------------------------------------------
+
+    def run_commands(self, commands: list[list[bytes]] | deque[list[bytes]]) -> None:
+        """Execute commands in order, collecting replies; stop at a block or a QUIT."""
+        out = self.out
+        for i, argv in enumerate(commands):
+            reply = execute(self, argv)
+            if reply is BLOCKED:
+                rest = list(commands)[i + 1:]
+                self.deferred.extend(rest)
+                break
+            if type(reply) is ErrorReply:
+                self.server.stats.count_error(reply.message)
+            write_reply(out, reply, self.resp3)
+            if self.close_after_reply:
+                break
+
+    def run_blocked_retry(self, retry: Any) -> Any:
+        try:
+            return retry()
+        except ErrorReply as err:
+            return err
+        except StreamError as err:
+            return ErrorReply(err.message)
+
+    def resume_after_block(self, reply: Any) -> None:
+        """Released by the blocking manager: send the reply, then run what was read meanwhile."""
+        if self.closed:
+            return
+        if type(reply) is ErrorReply:
+            self.server.stats.count_error(reply.message)
+        write_reply(self.out, reply, self.resp3)
+        while self.deferred and self.blocked is None and not self.close_after_reply:
+            pending = list(self.deferred)
+            self.deferred.clear()
+            self.run_commands(pending)
+        if self.blocked is None and self.deferred_error is not None:
+            self._protocol_error(self.deferred_error)
+            return
+        self.flush()
+
+    def write(self, reply: Any) -> None:
+        """Send one reply outside a read (used for out-of-band replies)."""
+        write_reply(self.out, reply, self.resp3)
+        self.flush()
+
+    def flush(self) -> None:
+        out = self.out
+        transport = self.transport
+        if out and transport is not None and not self.closed:
+            data = b"".join(out) if len(out) > 1 else out[0]
+            out.clear()
+            transport.write(data)
+            flow = self.flow
+            if flow is not None and flow.paused:
+                if flow.over_limit(self.server.config["client-output-buffer-limit"]["normal"]):
+                    log.warning("Client id=%d addr=%s closed for overcoming of output buffer limits.",
+                                self.id, self.addr)
+                    transport.abort()
+                    return
+        else:
+            out.clear()
+        if self.close_after_reply:
+            self.close()
+
+    def _protocol_error(self, error: ProtocolError) -> None:
+        # error.reply holds the exact bytes (the text can carry a raw byte of the request).
+        self.out.append(error.reply)
+        self.server.stats.count_error(str(error))
+        self.close_after_reply = True
+        self.flush()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    # --- state helpers used by commands --------------------------------------------------
+
+    def select(self, index: int) -> None:
+        self.db = self.server.keyspace.dbs[index]
+
+    def set_authenticated(self, value: bool) -> None:
+        self.authenticated = value
+        self.parser.authenticated = value
+
+
+def _format_addr(addr: Any) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        host = addr[0]
+        return f"[{host}]:{addr[1]}" if ":" in host else f"{host}:{addr[1]}"
+    return str(addr) if addr else "?:0"

@@ -1,0 +1,124 @@
+"""Command dispatch: table lookup, arity and auth checks, MULTI queueing, statistics.
+
+Error texts are Redis's (server.c processCommand and friends), byte for byte.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import QUEUED, ErrorReply
+from server.blocking import Block
+from server.command_table import COMMANDS, Command
+from streams.errors import StreamError
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+log = logging.getLogger("rivulet")
+
+BLOCKED = object()  # returned by execute() when the client is now parked
+
+NOAUTH = ErrorReply("NOAUTH Authentication required.")
+# Commands that run at once even inside MULTI (Redis: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
+_MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+
+
+def _quote_args(argv: list[bytes]) -> str:
+    # Redis shows at most ~128 characters of arguments, each quoted and followed by a space.
+    args = ""
+    for arg in argv:
+        if len(args) >= 128:
+            break
+        args += "'" + arg.decode("utf-8", "replace")[: 128 - len(args)] + "' "
+    return args
+
+
+def _clean(text: bytes) -> str:
+    return text.decode("utf-8", "replace").replace("\r", " ").replace("\n", " ")
+
+
+def unknown_command(argv: list[bytes]) -> ErrorReply:
+    return ErrorReply(
+        f"ERR unknown command '{_clean(argv[0])[:128]}', with args beginning with: "
+        f"{_quote_args(argv[1:])}"
+    )
+
+
+def lookup(argv: list[bytes]) -> Command | ErrorReply:
+    """The command argv names, or the error Redis replies when it names none / has a bad arity."""
+    name = argv[0]
+    cmd = COMMANDS.get(name) or COMMANDS.get(name.lower())
+    if cmd is None:
+        return unknown_command(argv)
+    # A container called alone is checked against its own arity: an error for CLIENT (-2),
+    # the full listing for COMMAND (-1), as in Redis.
+    if cmd.subcommands and len(argv) >= 2:
+        sub = cmd.subcommands.get(argv[1].lower())
+        if sub is None:
+            return ErrorReply(
+                f"ERR unknown subcommand '{_clean(argv[1])[:128]}'. Try {cmd.name.upper()} HELP."
+            )
+        cmd = sub
+    arity = cmd.arity
+    n = len(argv)
+    if (arity > 0 and n != arity) or n < -arity:
+        return ErrorReply(f"ERR wrong number of arguments for '{cmd.name}' command")
+    return cmd
+
+
+def execute(client: Client, argv: list[bytes]) -> Any:
+    """Run one command for client and return its reply (or BLOCKED)."""
+    server = client.server
+    cmd = lookup(argv)
+    if type(cmd) is ErrorReply:
+        if client.multi is not None:
+            client.multi_error = True
+        found = COMMANDS.get(argv[0].lower())
+        if found is not None:
+            found.rejected_calls += 1
+        return cmd
+    if not client.authenticated and not cmd.no_auth:
+        if client.multi is not None:
+            client.multi_error = True
+        cmd.rejected_calls += 1
+        return NOAUTH
+    if client.multi is not None and cmd.name not in _MULTI_IMMEDIATE:
+        client.multi.append((cmd, argv))
+        return QUEUED
+    if server.loading and "loading" not in cmd.flags:
+        cmd.rejected_calls += 1
+        return ErrorReply("LOADING Redis is loading the dataset in memory")
+    if cmd.is_write and server.write_error is not None:
+        cmd.rejected_calls += 1
+        return ErrorReply(server.write_error)
+    return call(client, cmd, argv)
+
+
+def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
+    """Run a command that passed every check (also used by EXEC for queued commands)."""
+    client.last_command = cmd
+    t0 = time.perf_counter_ns()
+    try:
+        reply = cmd.handler(client, argv)  # type: ignore[misc]
+    except ErrorReply as err:
+        reply = err
+    except StreamError as err:
+        reply = ErrorReply(err.message)
+    except Exception as exc:  # a bug must cost one reply, never the server or the connection
+        log.exception("internal error running %r", cmd.name)
+        reply = ErrorReply(f"ERR internal error while running '{cmd.name}': {type(exc).__name__}")
+    cmd.calls += 1
+    cmd.usec += (time.perf_counter_ns() - t0) // 1000
+    client.server.stats.commands_processed += 1
+    if type(reply) is ErrorReply:
+        cmd.failed_calls += 1
+    elif type(reply) is Block:
+        if client.in_exec or client.multi is not None:
+            # Inside a transaction a blocking command cannot wait: it answers as on timeout.
+            return reply.timeout_reply
+        client.server.blocking.block(client, reply)
+        return BLOCKED
+    return reply

@@ -1,0 +1,226 @@
+"""The keyspace: numbered databases of keys, their expiry times, and the signals writes emit.
+
+Values are plain Python objects typed by class: `bytes` is a string, `streams.Stream` a stream.
+Every write goes through `Database.signal_modified` (WATCH invalidation, change counter) and, for
+keys that blocked clients wait on, `Keyspace.signal_ready` — the stream code never wakes clients
+itself, as in Redis where t_stream.c only signals and blocked.c serves.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import ErrorReply
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+WRONGTYPE = ErrorReply("WRONGTYPE Operation against a key holding the wrong kind of value")
+
+# Type name of each value class, as TYPE and SCAN TYPE report them. Modules that introduce a
+# value type register it here.
+TYPE_NAMES: dict[type, bytes] = {bytes: b"string"}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def type_name(value: Any) -> bytes:
+    return TYPE_NAMES.get(type(value), b"none")
+
+
+class Database:
+    __slots__ = ("index", "data", "expires", "keyspace")
+
+    def __init__(self, index: int, keyspace: Keyspace) -> None:
+        self.index = index
+        self.data: dict[bytes, Any] = {}
+        self.expires: dict[bytes, int] = {}  # absolute unix time in ms
+        self.keyspace = keyspace
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def get(self, key: bytes) -> Any:
+        """The live value of key, or None. Expired keys are deleted on access (lazy expiry)."""
+        value = self.data.get(key)
+        if value is not None and self.expires and key in self.expires:
+            if self.expires[key] <= now_ms():
+                self.expire_now(key)
+                return None
+        return value
+
+    def get_typed(self, key: bytes, cls: type) -> Any:
+        """The value if it is of class `cls`, None when missing; WRONGTYPE otherwise."""
+        value = self.get(key)
+        if value is not None and type(value) is not cls:
+            raise WRONGTYPE
+        return value
+
+    def exists(self, key: bytes) -> bool:
+        return self.get(key) is not None
+
+    def ttl_ms(self, key: bytes) -> int | None:
+        return self.expires.get(key)
+
+    def keys(self) -> Iterator[bytes]:
+        """Live keys (expired ones are skipped, not deleted: iteration must not mutate)."""
+        if not self.expires:
+            yield from list(self.data)
+            return
+        now = now_ms()
+        expires = self.expires
+        for key in list(self.data):
+            when = expires.get(key)
+            if when is None or when > now:
+                yield key
+
+    def random_key(self) -> bytes | None:
+        # Retry a few times so that a database full of expired keys still terminates.
+        for _ in range(100):
+            if not self.data:
+                return None
+            key = random.choice(list(self.data))
+            if self.get(key) is not None:
+                return key
+        return None
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def set(self, key: bytes, value: Any, *, keep_ttl: bool = False) -> None:
+        """Store a value (replacing any, of any type) and signal the change."""
+        old = self.data.get(key)
+        self.data[key] = value
+        if not keep_ttl and self.expires:
+            self.expires.pop(key, None)
+        self.signal_modified(key)
+        if old is not None and type(old) is not type(value):
+            # A type change releases clients blocked on the old type (XREADGROUP).
+            self.keyspace.signal_ready(self.index, key)
+
+    def add(self, key: bytes, value: Any) -> None:
+        """Store a value under a key known to be absent (a write command creating it)."""
+        self.data[key] = value
+        self.signal_modified(key)
+
+    def delete(self, key: bytes) -> bool:
+        if self.get(key) is None:
+            return False
+        self._remove(key)
+        self.signal_modified(key)
+        self.keyspace.signal_ready(self.index, key)
+        return True
+
+    def expire_now(self, key: bytes) -> None:
+        """Delete an expired key: lazy and active expiry both come here."""
+        self._remove(key)
+        self.keyspace.expired_keys += 1
+        self.signal_modified(key)
+        self.keyspace.signal_ready(self.index, key)
+        self.keyspace.on_expired(self.index, key)
+
+    def set_expire(self, key: bytes, when_ms: int) -> None:
+        self.expires[key] = when_ms
+        self.signal_modified(key)
+
+    def persist(self, key: bytes) -> bool:
+        if self.expires.pop(key, None) is None:
+            return False
+        self.signal_modified(key)
+        return True
+
+    def flush(self) -> None:
+        keys = list(self.data)
+        self.data = {}
+        self.expires = {}
+        for key in keys:
+            self.signal_modified(key)
+            self.keyspace.signal_ready(self.index, key)
+
+    def _remove(self, key: bytes) -> None:
+        del self.data[key]
+        if self.expires:
+            self.expires.pop(key, None)
+
+    def signal_modified(self, key: bytes) -> None:
+        ks = self.keyspace
+        ks.dirty += 1
+        if ks.watchers:
+            ks.touch_watched(self.index, key)
+
+
+class Keyspace:
+    """All databases plus the cross-cutting state writes touch: watchers and ready keys."""
+
+    def __init__(self, databases: int) -> None:
+        self.dbs = [Database(i, self) for i in range(databases)]
+        # (db, key) -> clients WATCHing it
+        self.watchers: dict[tuple[int, bytes], set[Client]] = {}
+        self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
+        self.expired_keys = 0
+        # Set by the blocking manager: called with (db, key) when a key may unblock clients.
+        self.ready_hook: Callable[[int, bytes], None] | None = None
+        self.expired_hook: Callable[[int, bytes], None] | None = None
+
+    def signal_ready(self, db: int, key: bytes) -> None:
+        hook = self.ready_hook
+        if hook is not None:
+            hook(db, key)
+
+    def on_expired(self, db: int, key: bytes) -> None:
+        hook = self.expired_hook
+        if hook is not None:
+            hook(db, key)
+
+    # --- WATCH -----------------------------------------------------------------------------
+
+    def watch(self, client: Client, db: int, key: bytes) -> None:
+        self.watchers.setdefault((db, key), set()).add(client)
+
+    def unwatch_all(self, client: Client) -> None:
+        for db, key in client.watched:
+            clients = self.watchers.get((db, key))
+            if clients is not None:
+                clients.discard(client)
+                if not clients:
+                    del self.watchers[(db, key)]
+        client.watched.clear()
+
+    def touch_watched(self, db: int, key: bytes) -> None:
+        clients = self.watchers.get((db, key))
+        if clients:
+            for client in clients:
+                client.watch_dirty = True
+
+    def touch_all_watched(self, db: int | None = None) -> None:
+        """FLUSHDB/FLUSHALL/SWAPDB: every watcher of an affected database is invalidated."""
+        for (wdb, _key), clients in self.watchers.items():
+            if db is None or wdb == db:
+                for client in clients:
+                    client.watch_dirty = True
+
+    # --- active expiry ---------------------------------------------------------------------
+
+    def active_expire_cycle(self, budget: int = 200) -> int:
+        """Sample keys with a TTL and delete the expired ones, like Redis's activeExpireCycle:
+        keep sampling a database while more than a quarter of the sample was expired."""
+        removed = 0
+        now = now_ms()
+        for db in self.dbs:
+            while db.expires and budget > 0:
+                sample = random.sample(list(db.expires.items()), min(20, len(db.expires)))
+                budget -= len(sample)
+                expired = [k for k, when in sample if when <= now]
+                for key in expired:
+                    if key in db.data:
+                        db.expire_now(key)
+                        removed += 1
+                if len(expired) * 4 <= len(sample):
+                    break
+        return removed

@@ -1,0 +1,154 @@
+"""The server: listeners, connected clients, keyspace, blocking, lifecycle and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import signal
+import time
+from typing import TYPE_CHECKING
+
+from server.blocking import BlockingManager
+from server.command_table import STARTUP_HOOKS, load_handlers
+from server.config import Config
+from server.keyspace import Keyspace
+from server.stats import Stats
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+log = logging.getLogger("rivulet")
+
+VERSION = "7.4.0"  # the Redis behaviour we implement; clients branch on it
+RIVULET_VERSION = "0.1.0"
+
+
+class Server:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.keyspace = Keyspace(config["databases"])
+        self.stats = Stats()
+        self.clients: dict[int, Client] = {}
+        self._ids = itertools.count(1)
+        self.start_time = time.time()
+        self.loading = False
+        self.write_error: str | None = None  # set while writes must be refused (MISCONF)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.blocking: BlockingManager = None  # type: ignore[assignment]  # set in start()
+        self.servers: list[asyncio.base_events.Server] = []
+        self.port = config["port"]
+        self._stop_event: asyncio.Event | None = None
+        self.shutdown_save: bool | None = None
+        self._cron: asyncio.TimerHandle | None = None
+        self.last_save = int(time.time())
+        load_handlers()
+        for hook in STARTUP_HOOKS:
+            hook(self)
+
+    def next_client_id(self) -> int:
+        return next(self._ids)
+
+    # --- clients -------------------------------------------------------------------------
+
+    def client_connected(self, client: Client) -> bool:
+        self.stats.connections_received += 1
+        if len(self.clients) >= self.config["maxclients"]:
+            self.stats.rejected_connections += 1
+            return False
+        self.clients[client.id] = client
+        return True
+
+    def client_disconnected(self, client: Client) -> None:
+        self.blocking.disconnected(client)
+        if client.watched:
+            self.keyspace.unwatch_all(client)
+        self.clients.pop(client.id, None)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        from server.connection import Client
+
+        self.loop = asyncio.get_running_loop()
+        self.blocking = BlockingManager(self.loop)
+        self.keyspace.ready_hook = self.blocking.signal_ready
+        self._stop_event = asyncio.Event()
+        port = self.config["port"]
+        backlog = self.config["tcp-backlog"]
+        for addr in self.config["bind"]:
+            host = addr.lstrip("-")  # "-::1": optional address, as in redis.conf
+            try:
+                srv = await self.loop.create_server(
+                    lambda: Client(self), host=host, port=port, backlog=backlog, reuse_address=True
+                )
+            except OSError as exc:
+                if addr.startswith("-"):
+                    continue
+                raise OSError(f"Could not create server TCP listening socket {host}:{port}: {exc.strerror}") from exc
+            self.servers.append(srv)
+            if port == 0:
+                port = srv.sockets[0].getsockname()[1]
+        self.port = port
+        self._schedule_cron()
+
+    def _schedule_cron(self) -> None:
+        assert self.loop is not None
+        self._cron = self.loop.call_later(1 / self.config["hz"], self._server_cron)
+
+    def _server_cron(self) -> None:
+        """Periodic housekeeping (Redis's serverCron): active expiry and idle-client timeouts."""
+        try:
+            if self.config["active-expire-enabled"]:
+                self.keyspace.active_expire_cycle()
+            timeout = self.config["timeout"]
+            if timeout:
+                now = time.time()
+                for client in list(self.clients.values()):
+                    if client.blocked is None and now - client.last_interaction > timeout:
+                        client.close()
+        except Exception:  # housekeeping must never stop the server
+            log.exception("server cron failed")
+        self._schedule_cron()
+
+    def request_shutdown(self, save: bool | None = None) -> None:
+        self.shutdown_save = save
+        if self._stop_event is not None:
+            self._stop_event.set()
+
+    async def serve_until_stopped(self) -> None:
+        assert self.loop is not None and self._stop_event is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                self.loop.add_signal_handler(sig, self._on_signal, sig)
+            except (NotImplementedError, RuntimeError):
+                pass
+        await self._stop_event.wait()
+        await self.stop()
+
+    def _on_signal(self, sig: int) -> None:
+        name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
+        log.warning("Received %s scheduling shutdown...", name)
+        self.request_shutdown()
+
+    async def stop(self) -> None:
+        log.warning("User requested shutdown...")
+        if self._cron is not None:
+            self._cron.cancel()
+        for srv in self.servers:
+            srv.close()
+        # Replies already produced are in the transports' buffers: closing flushes them first.
+        for client in list(self.clients.values()):
+            client.flush()
+            client.close()
+        for srv in self.servers:
+            try:
+                await asyncio.wait_for(srv.wait_closed(), timeout=2)
+            except (TimeoutError, Exception):
+                pass
+        log.warning("%s is now ready to exit, bye bye...", "Rivulet")
+
+    @property
+    def pid(self) -> int:
+        return os.getpid()

@@ -1,0 +1,420 @@
+"""Consumer groups: the group PEL, consumers and their PELs, and the group commands' logic.
+
+One `PendingEntry` exists per delivered-but-unacknowledged entry; the group PEL and the owning
+consumer's PEL both reference that same object (as Redis shares one streamNACK), so ownership
+changes and delivery counters are a single update. PELs are SortedDicts keyed by the int ID, so
+they iterate in ID order like Redis's rax; consumers are a SortedDict keyed by name bytes, which
+gives Redis's name order for XPENDING and XINFO CONSUMERS.
+
+Methods that need entry data take the `Stream` as an argument; times are passed in as `now_ms`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from sortedcontainers import SortedDict
+
+from .errors import ENTRIESREAD_NEGATIVE, StreamError
+from .ids import MAX_ID
+
+if TYPE_CHECKING:
+    from .stream import Stream
+
+Entry = tuple[int, list[bytes]]
+
+
+class PendingEntry:
+    """A delivered, not yet acknowledged entry (Redis's streamNACK)."""
+
+    __slots__ = ("id", "consumer", "delivery_time", "delivery_count")
+
+    def __init__(self, eid: int, consumer: Consumer | None, delivery_time: int, delivery_count: int = 1) -> None:
+        self.id = eid
+        self.consumer = consumer
+        self.delivery_time = delivery_time
+        self.delivery_count = delivery_count
+
+
+class Consumer:
+    """A consumer: `seen_time` is its last attempted interaction, `active_time` its last
+    successful read/claim (-1 if never), `pel` its own pending entries (id -> PendingEntry)."""
+
+    __slots__ = ("name", "seen_time", "active_time", "pel")
+
+    def __init__(self, name: bytes, now_ms: int) -> None:
+        self.name = name
+        self.seen_time = now_ms
+        self.active_time = -1
+        self.pel: SortedDict = SortedDict()
+
+
+def normalize_entries_read(entries_read: int | None) -> int | None:
+    """ENTRIESREAD value: None or -1 means unknown; other negatives are Redis's error."""
+    if entries_read is None or entries_read == -1:
+        return None
+    if entries_read < 0:
+        raise StreamError(ENTRIESREAD_NEGATIVE)
+    return entries_read
+
+
+class ConsumerGroup:
+    """A consumer group. `entries_read` is None when unknown (Redis's -1 / XINFO null)."""
+
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers")
+
+    def __init__(self, name: bytes, last_id: int, entries_read: int | None = None) -> None:
+        self.name = name
+        self.last_id = last_id
+        self.entries_read = normalize_entries_read(entries_read)
+        self.pel: SortedDict = SortedDict()  # id -> PendingEntry
+        self.consumers: SortedDict = SortedDict()  # name -> Consumer
+
+    # --- XGROUP ----------------------------------------------------------------------------
+
+    def set_id(self, last_id: int, entries_read: int | None = None) -> None:
+        """XGROUP SETID: like Redis, omitting ENTRIESREAD makes entries_read unknown."""
+        self.entries_read = normalize_entries_read(entries_read)
+        self.last_id = last_id
+
+    def create_consumer(self, name: bytes, now_ms: int) -> bool:
+        """XGROUP CREATECONSUMER: True if created, False if it already existed."""
+        if name in self.consumers:
+            return False
+        self.consumers[name] = Consumer(name, now_ms)
+        return True
+
+    def touch_consumer(self, name: bytes, now_ms: int) -> tuple[Consumer, bool]:
+        """Look up or create a consumer and set its seen_time, as XREADGROUP, XCLAIM and
+        XAUTOCLAIM do first. Returns (consumer, created) — `created` is for the
+        "xgroup-createconsumer" keyspace event."""
+        consumer = self.consumers.get(name)
+        created = consumer is None
+        if consumer is None:
+            consumer = self.consumers[name] = Consumer(name, now_ms)
+        consumer.seen_time = now_ms
+        return consumer, created
+
+    def delete_consumer(self, name: bytes) -> int:
+        """XGROUP DELCONSUMER: drop the consumer and its pending entries; returns how many it
+        had pending (0 if it did not exist)."""
+        consumer = self.consumers.pop(name, None)
+        if consumer is None:
+            return 0
+        pel = self.pel
+        for eid in consumer.pel:
+            del pel[eid]
+        return len(consumer.pel)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def read_new(
+        self, stream: Stream, consumer: Consumer, count: int | None, noack: bool, now_ms: int
+    ) -> list[Entry]:
+        """XREADGROUP `>`: deliver up to `count` (None/0 = all) entries after `last_id`.
+
+        An empty list means nothing could be served (reply nil or block). Advances last_id and
+        entries_read like streamReplyWithRange, and unless `noack` records each entry in the PEL
+        (re-assigning an entry already pending for someone else, possible after SETID, with a
+        delivery count reset to 1) and sets the consumer's active_time.
+        """
+        if not stream.length or stream.last_valid_id() <= self.last_id:
+            return []
+        start = self.last_id + 1
+        out: list[Entry] = []
+        if count is not None and count <= 0:
+            count = None
+        for eid, fields in stream.store.iter_range(start, MAX_ID):
+            if eid > self.last_id:
+                if self.entries_read is not None and not stream.range_has_tombstones(eid, None):
+                    self.entries_read += 1
+                elif stream.entries_added:
+                    self.entries_read = stream.estimate_distance(eid)
+                self.last_id = eid
+            if not noack:
+                pe = self.pel.get(eid)
+                if pe is None:
+                    pe = PendingEntry(eid, consumer, now_ms)
+                    self.pel[eid] = pe
+                else:
+                    old = pe.consumer
+                    if old is not None:
+                        old.pel.pop(eid, None)
+                    pe.consumer = consumer
+                    pe.delivery_time = now_ms
+                    pe.delivery_count = 1
+                consumer.pel[eid] = pe
+                consumer.active_time = now_ms
+            out.append((eid, fields))
+            if count is not None and len(out) >= count:
+                break
+        return out
+
+    def read_history(
+        self, stream: Stream, consumer: Consumer, after: int, count: int | None, now_ms: int
+    ) -> list[tuple[int, list[bytes] | None]]:
+        """XREADGROUP with an explicit ID: the consumer's own pending entries with ID > after.
+
+        Entries no longer in the stream come back as (id, None) (a nil fields array) and keep
+        their counters; the others get delivery_count += 1 and delivery_time = now_ms.
+        The reply always includes this stream, even when the list is empty.
+        """
+        if after >= MAX_ID:
+            return []
+        if count is not None and count <= 0:
+            count = None
+        pel = consumer.pel
+        out: list[tuple[int, list[bytes] | None]] = []
+        for eid in pel.irange(minimum=after + 1):
+            if count is not None and len(out) >= count:
+                break
+            fields = stream.get(eid)
+            if fields is not None:
+                pe = pel[eid]
+                pe.delivery_time = now_ms
+                pe.delivery_count += 1
+            out.append((eid, fields))
+        return out
+
+    # --- XACK / XPENDING -------------------------------------------------------------------
+
+    def ack(self, ids: Iterable[int]) -> int:
+        """XACK: remove the IDs from the PELs; returns how many were pending."""
+        n = 0
+        pel = self.pel
+        for eid in ids:
+            pe = pel.pop(eid, None)
+            if pe is not None:
+                if pe.consumer is not None:
+                    pe.consumer.pel.pop(eid, None)
+                n += 1
+        return n
+
+    def pending_summary(self) -> tuple[int, int | None, int | None, list[tuple[bytes, int]]]:
+        """XPENDING key group: (count, smallest ID, greatest ID, [(consumer, count), ...]).
+
+        With an empty PEL the IDs are None (nil replies) and the list is empty (Redis replies a
+        null array there). Consumers without pending entries are left out; name order.
+        """
+        pel = self.pel
+        if not pel:
+            return 0, None, None, []
+        per = [(name, len(c.pel)) for name, c in self.consumers.items() if c.pel]
+        return len(pel), pel.keys()[0], pel.keys()[-1], per
+
+    def pending_range(
+        self,
+        start: int,
+        end: int,
+        count: int,
+        now_ms: int,
+        consumer: bytes | None = None,
+        min_idle: int = 0,
+    ) -> list[tuple[int, bytes, int, int]]:
+        """XPENDING key group [IDLE min] start end count [consumer].
+
+        Rows (id, consumer name, idle ms (>= 0), delivery_count) for pending IDs in
+        [start, end], at most `count` (<= 0 gives nothing), skipping entries idle less than
+        `min_idle` when it is non-zero. An unknown consumer gives [].
+        """
+        if consumer is not None:
+            c = self.consumers.get(consumer)
+            if c is None:
+                return []
+            pel = c.pel
+        else:
+            pel = self.pel
+        out: list[tuple[int, bytes, int, int]] = []
+        if count <= 0 or start > end:
+            return out
+        for eid in pel.irange(start, end):
+            pe = pel[eid]
+            idle = now_ms - pe.delivery_time
+            if min_idle and idle < min_idle:
+                continue
+            out.append((eid, pe.consumer.name, max(idle, 0), pe.delivery_count))
+            if len(out) >= count:
+                break
+        return out
+
+    # --- XCLAIM / XAUTOCLAIM ---------------------------------------------------------------
+
+    def _drop(self, pe: PendingEntry) -> None:
+        del self.pel[pe.id]
+        if pe.consumer is not None:
+            pe.consumer.pel.pop(pe.id, None)
+
+    def claim(
+        self,
+        stream: Stream,
+        consumer: Consumer,
+        ids: Iterable[int],
+        min_idle: int,
+        now_ms: int,
+        *,
+        delivery_time: int | None = None,
+        retry_count: int | None = None,
+        force: bool = False,
+        justid: bool = False,
+        last_id: int | None = None,
+    ) -> list[int] | list[Entry]:
+        """XCLAIM, given a consumer from `touch_consumer`.
+
+        `delivery_time` is the new last-delivery time: TIME ms as given, IDLE ms as
+        now_ms - ms (out of [0, now_ms] it becomes now_ms; None = now_ms). `retry_count` is
+        RETRYCOUNT; `last_id` is LASTID (raises group last_id if greater).
+        Pending IDs whose entry left the stream are dropped from the PEL and not returned;
+        FORCE creates PEL records for entries that exist but are not pending. The delivery
+        count is incremented unless JUSTID or RETRYCOUNT. Returns IDs (justid) or entries.
+        """
+        if last_id is not None and last_id > self.last_id:
+            self.last_id = last_id
+        if min_idle < 0:
+            min_idle = 0
+        if delivery_time is None or delivery_time < 0 or delivery_time > now_ms:
+            delivery_time = now_ms
+        out: list[Any] = []
+        pel = self.pel
+        for eid in ids:
+            pe = pel.get(eid)
+            fields = stream.get(eid)
+            if fields is None:
+                if pe is not None:
+                    self._drop(pe)
+                continue
+            if force and pe is None:
+                pe = PendingEntry(eid, None, now_ms)
+                pel[eid] = pe
+            if pe is None:
+                continue
+            if pe.consumer is not None and min_idle and now_ms - pe.delivery_time < min_idle:
+                continue
+            if pe.consumer is not consumer and pe.consumer is not None:
+                pe.consumer.pel.pop(eid, None)
+            pe.delivery_time = delivery_time
+            if retry_count is not None and retry_count >= 0:
+                pe.delivery_count = retry_count
+            elif not justid:
+                pe.delivery_count += 1
+            if pe.consumer is not consumer:
+                consumer.pel[eid] = pe
+                pe.consumer = consumer
+            out.append(eid if justid else (eid, fields))
+            consumer.active_time = now_ms
+        return out
+
+    def autoclaim(
+        self,
+        stream: Stream,
+        consumer: Consumer,
+        start: int,
+        min_idle: int,
+        now_ms: int,
+        count: int = 100,
+        justid: bool = False,
+    ) -> tuple[int, list[int] | list[Entry], list[int]]:
+        """XAUTOCLAIM, given a consumer from `touch_consumer`.
+
+        Scans the group PEL from `start` (inclusive), claiming entries idle >= min_idle, up to
+        `count` results (deleted entries count too) and count*10 PEL entries examined.
+        Returns (next cursor ID, 0 when the scan reached the end; claimed IDs or entries;
+        IDs that were pending but no longer exist in the stream — now removed from the PEL).
+        COUNT must be validated (1 ..) by the command layer ("ERR COUNT must be > 0").
+        """
+        if min_idle < 0:
+            min_idle = 0
+        attempts = count * 10
+        pel = self.pel
+        keys = pel.keys()
+        i = pel.bisect_left(start)
+        claimed: list[Any] = []
+        deleted: list[int] = []
+        while attempts > 0 and count > 0 and i < len(keys):
+            attempts -= 1
+            eid = keys[i]
+            pe = pel[eid]
+            fields = stream.get(eid)
+            if fields is None:
+                self._drop(pe)
+                deleted.append(eid)
+                count -= 1
+                continue  # the next entry now sits at index i
+            i += 1
+            if min_idle and now_ms - pe.delivery_time < min_idle:
+                continue
+            if pe.consumer is not consumer:
+                if pe.consumer is not None:
+                    pe.consumer.pel.pop(eid, None)
+                consumer.pel[eid] = pe
+                pe.consumer = consumer
+            pe.delivery_time = now_ms
+            if not justid:
+                pe.delivery_count += 1
+            claimed.append(eid if justid else (eid, fields))
+            count -= 1
+            consumer.active_time = now_ms
+        cursor = keys[i] if i < len(keys) else 0
+        return cursor, claimed, deleted
+
+    # --- XINFO -----------------------------------------------------------------------------
+
+    def lag(self, stream: Stream) -> int | None:
+        """Entries not yet delivered to the group, or None when it cannot be known (XINFO)."""
+        if not stream.entries_added:
+            return 0
+        if self.entries_read is not None and not stream.range_has_tombstones(self.last_id, None):
+            return stream.entries_added - self.entries_read
+        er = stream.estimate_distance(self.last_id)
+        return None if er is None else stream.entries_added - er
+
+    def info(self, stream: Stream) -> dict[str, Any]:
+        """XINFO GROUPS row (entries-read / lag None = nil)."""
+        return {
+            "name": self.name,
+            "consumers": len(self.consumers),
+            "pending": len(self.pel),
+            "last-delivered-id": self.last_id,
+            "entries-read": self.entries_read,
+            "lag": self.lag(stream),
+        }
+
+    def consumers_info(self, now_ms: int) -> list[dict[str, Any]]:
+        """XINFO CONSUMERS rows, name order: idle = since seen_time, inactive = since
+        active_time (-1 if never active)."""
+        rows = []
+        for c in self.consumers.values():
+            rows.append({
+                "name": c.name,
+                "pending": len(c.pel),
+                "idle": max(now_ms - c.seen_time, 0),
+                "inactive": now_ms - c.active_time if c.active_time != -1 else -1,
+            })
+        return rows
+
+    def info_full(self, stream: Stream, count: int) -> dict[str, Any]:
+        """The group part of XINFO STREAM FULL; count 0 = all PEL rows."""
+        def head(pel: SortedDict) -> list[PendingEntry]:
+            vals = pel.values()
+            return list(vals if not count else vals[:count])
+
+        return {
+            "name": self.name,
+            "last-delivered-id": self.last_id,
+            "entries-read": self.entries_read,
+            "lag": self.lag(stream),
+            "pel-count": len(self.pel),
+            "pending": [
+                (pe.id, pe.consumer.name, pe.delivery_time, pe.delivery_count) for pe in head(self.pel)
+            ],
+            "consumers": [
+                {
+                    "name": c.name,
+                    "seen-time": c.seen_time,
+                    "active-time": c.active_time,
+                    "pel-count": len(c.pel),
+                    "pending": [(pe.id, pe.delivery_time, pe.delivery_count) for pe in head(c.pel)],
+                }
+                for c in self.consumers.values()
+            ],
+        }

@@ -1,0 +1,413 @@
+"""Entry storage: the Python counterpart of Redis's radix tree of listpack macro nodes.
+
+Entries live in nodes of at most `node_max_entries` entries / `node_max_bytes` bytes. A node
+keeps no per-entry Python object, only packed buffers:
+
+* `msd`  array of millisecond deltas from the node's master ID (typecode 'I', widened to 'Q'
+         when a delta does not fit), so the IDs of a node are found with C-level bisect;
+* `seq`  array of sequence numbers ('I', widened to 'Q');
+* `offs` array of each entry's offset into `data` ('H', widened to 'I');
+* `data` the encoded fields: a varint field count, 0 meaning "same field names as the master
+         entry" (then only length-prefixed values follow, as Redis's SAMEFIELDS flag), else
+         length-prefixed field/value pairs. It is a bytearray while the node is the tail, and
+         is frozen to exact-size `bytes` when a new node is started (arrays are shrunk too);
+* `dead` a bitmap of deleted entries (tombstones), allocated only on the first deletion.
+
+The stream keeps two parallel lists, node master IDs (`keys`, bisected to find a node) and the
+nodes themselves. Like Redis, XDEL only flags entries and frees a node when its last live entry
+goes; trimming drops whole nodes from the head and, when exact, flags entries of one node.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
+
+# Redis refuses listpacks over 1 GiB; a node_max_bytes of 0 means "up to that size".
+MAX_NODE_SIZE = 1 << 30
+_U32 = (1 << 32) - 1
+_U64 = (1 << 64) - 1
+
+
+def _put_len(buf: bytearray, n: int) -> None:
+    # LEB128 varint: lengths under 128 (the common case) take one byte.
+    while n >= 0x80:
+        buf.append((n & 0x7F) | 0x80)
+        n >>= 7
+    buf.append(n)
+
+
+def _get_len_slow(data: bytes | bytearray, p: int) -> tuple[int, int]:
+    # Called with data[p] >= 0x80 already known; returns (value, position after it).
+    n = 0
+    shift = 0
+    while True:
+        b = data[p]
+        p += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, p
+        shift += 7
+
+
+class Node:
+    """One macro node. Entry `i` has ID ((ms0 + msd[i]) << 64) | seq[i]."""
+
+    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes")
+
+    def __init__(self, ms0: int, fields: tuple[bytes, ...]) -> None:
+        self.ms0 = ms0
+        self.fields = fields  # master field names (the first entry's)
+        self.msd = array("I")
+        self.seq = array("I")
+        self.offs = array("H")
+        self.data: bytes | bytearray = bytearray()
+        self.dead: bytearray | None = None
+        self.live = 0
+        self.fbytes = sum(len(f) + 1 for f in fields) + 4  # rough master-entry size
+
+    def __len__(self) -> int:
+        """Entries in the node, tombstones included (what node_max_entries counts)."""
+        return len(self.msd)
+
+    def nbytes(self) -> int:
+        """Approximate encoded size, compared with node_max_bytes like Redis's lpBytes()."""
+        return (
+            len(self.data)
+            + self.fbytes
+            + len(self.msd) * (self.msd.itemsize + self.seq.itemsize + self.offs.itemsize)
+        )
+
+    # --- building ---------------------------------------------------------------------------
+
+    def append(self, eid: int, fields: Sequence[bytes]) -> None:
+        ms = eid >> 64
+        seq = eid & _U64
+        d = ms - self.ms0
+        if d > _U32 and self.msd.typecode == "I":
+            self.msd = array("Q", self.msd)
+        if seq > _U32 and self.seq.typecode == "I":
+            self.seq = array("Q", self.seq)
+        data = self.data
+        if type(data) is not bytearray:
+            # A sealed node became the tail again (the tail node was freed by XDEL) and the
+            # limits now allow more entries in it: reopen it, as Redis appends to that listpack.
+            data = self.data = bytearray(data)
+        off = len(data)
+        if off > 0xFFFF and self.offs.typecode == "H":
+            self.offs = array("I", self.offs)
+        self.msd.append(d)
+        self.seq.append(seq)
+        self.offs.append(off)
+        names = self.fields
+        if len(fields) == 2 * len(names) and tuple(fields[0::2]) == names:
+            data.append(0)  # same fields as the master entry: store values only
+            for v in fields[1::2]:
+                n = len(v)
+                if n < 0x80:
+                    data.append(n)
+                else:
+                    _put_len(data, n)
+                data += v
+        else:
+            _put_len(data, len(fields) // 2)
+            for x in fields:
+                _put_len(data, len(x))
+                data += x
+        if self.dead is not None and len(self.dead) * 8 < len(self.msd):
+            self.dead.append(0)
+        self.live += 1
+
+    def seal(self) -> None:
+        """Freeze a node that will receive no more entries: exact-size buffers, immutable data."""
+        self.data = bytes(self.data)
+        self.msd = array(self.msd.typecode, self.msd)
+        self.seq = array(self.seq.typecode, self.seq)
+        self.offs = array(self.offs.typecode, self.offs)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def id_at(self, i: int) -> int:
+        return (self.ms0 + self.msd[i]) << 64 | self.seq[i]
+
+    def is_dead(self, i: int) -> bool:
+        dead = self.dead
+        return dead is not None and bool(dead[i >> 3] & (1 << (i & 7)))
+
+    def kill(self, i: int) -> None:
+        """Flag entry i as deleted (the caller checked it is live)."""
+        if self.dead is None:
+            self.dead = bytearray((len(self.msd) + 7) >> 3)
+        self.dead[i >> 3] |= 1 << (i & 7)
+        self.live -= 1
+
+    def index_ge(self, eid: int) -> int:
+        """Index of the first entry with ID >= eid (len(self) if none)."""
+        d = (eid >> 64) - self.ms0
+        if d < 0:
+            return 0
+        msd = self.msd
+        lo = bisect_left(msd, d)
+        if lo == len(msd) or msd[lo] != d:
+            return lo
+        hi = bisect_right(msd, d, lo)
+        return bisect_left(self.seq, eid & _U64, lo, hi)
+
+    def index_le(self, eid: int) -> int:
+        """Index of the last entry with ID <= eid (-1 if none)."""
+        d = (eid >> 64) - self.ms0
+        if d < 0:
+            return -1
+        msd = self.msd
+        hi = bisect_right(msd, d)
+        if hi == 0 or msd[hi - 1] != d:
+            return hi - 1
+        lo = bisect_left(msd, d, 0, hi)
+        return bisect_right(self.seq, eid & _U64, lo, hi) - 1
+
+    def fields_at(self, i: int) -> list[bytes]:
+        """Decode entry i's flat [field, value, ...] list."""
+        data = self.data
+        p = self.offs[i]
+        k = data[p]
+        p += 1
+        out: list[bytes] = []
+        if k == 0:
+            for f in self.fields:
+                n = data[p]
+                p += 1
+                if n >= 0x80:
+                    n, p = _get_len_slow(data, p - 1)
+                out.append(f)
+                out.append(data[p:p + n])
+                p += n
+        else:
+            if k >= 0x80:
+                k, p = _get_len_slow(data, p - 1)
+            for _ in range(2 * k):
+                n = data[p]
+                p += 1
+                if n >= 0x80:
+                    n, p = _get_len_slow(data, p - 1)
+                out.append(data[p:p + n])
+                p += n
+        if type(data) is bytearray:  # the open tail node: hand out immutable copies
+            return [bytes(x) for x in out]
+        return out
+
+
+class EntryStore:
+    """Ordered entries of one stream, packed in nodes. IDs must be appended in increasing order."""
+
+    __slots__ = ("keys", "nodes", "length", "node_max_entries", "node_max_bytes")
+
+    def __init__(self, node_max_entries: int = 100, node_max_bytes: int = 4096) -> None:
+        self.keys: list[int] = []  # master ID of each node, ascending
+        self.nodes: list[Node] = []
+        self.length = 0  # live entries
+        # Settable at run time (CONFIG SET stream-node-max-*); they only decide when the next
+        # node is started, as in Redis. 0 means no limit.
+        self.node_max_entries = node_max_entries
+        self.node_max_bytes = node_max_bytes
+
+    def __len__(self) -> int:
+        return self.length
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def append(self, eid: int, fields: Sequence[bytes]) -> None:
+        """Add an entry whose ID is greater than every ID ever stored (the caller checks)."""
+        nodes = self.nodes
+        node = nodes[-1] if nodes else None
+        if node is not None:
+            max_bytes = self.node_max_bytes
+            if max_bytes <= 0 or max_bytes > MAX_NODE_SIZE:
+                max_bytes = MAX_NODE_SIZE
+            # Same test as streamAppendItem: current size plus the new elements' lengths, and
+            # the entry count including tombstones.
+            if node.nbytes() + sum(map(len, fields)) >= max_bytes or (
+                self.node_max_entries and len(node) >= self.node_max_entries
+            ):
+                node.seal()
+                node = None
+        if node is None:
+            names = tuple(fields[0::2])
+            if nodes and nodes[-1].fields == names:
+                names = nodes[-1].fields  # share one tuple between nodes with the same schema
+            node = Node(eid >> 64, names)
+            nodes.append(node)
+            self.keys.append(eid)
+        node.append(eid, fields)
+        self.length += 1
+
+    def delete(self, eid: int) -> bool:
+        """XDEL one ID: flag it deleted, freeing its node if no live entry remains."""
+        ni = bisect_right(self.keys, eid) - 1
+        if ni < 0:
+            return False
+        node = self.nodes[ni]
+        i = node.index_ge(eid)
+        if i >= len(node) or node.id_at(i) != eid or node.is_dead(i):
+            return False
+        if node.live == 1:
+            del self.nodes[ni]
+            del self.keys[ni]
+        else:
+            node.kill(i)
+        self.length -= 1
+        return True
+
+    def trim(self, maxlen: int | None, minid: int | None, approx: bool, limit: int) -> int:
+        """streamTrim: remove head entries until length <= maxlen (or no ID < minid remains).
+
+        Exactly one of maxlen / minid is given. Whole nodes go first; with `approx` the trim
+        stops at the first node that cannot be dropped whole, otherwise entries of that node
+        are flagged deleted. `limit` (0 = none) caps the entries removed, counted per node, and
+        stops before a node that would exceed it. Returns the number of entries removed.
+        """
+        deleted = 0
+        drop = 0  # whole nodes dropped from the head
+        nodes = self.nodes
+        for node in nodes:
+            if maxlen is not None and self.length <= maxlen:
+                break
+            entries = node.live
+            if limit and deleted + entries > limit:
+                break
+            if maxlen is not None:
+                whole = self.length - entries >= maxlen
+            else:
+                whole = node.id_at(len(node) - 1) < minid  # last ID, tombstone or not
+            if whole:
+                self.length -= entries
+                deleted += entries
+                drop += 1
+                continue
+            if approx:
+                break
+            # Flag entries of this node; as in Redis the node stays even if it empties.
+            for i in range(len(node)):
+                if maxlen is not None:
+                    if self.length <= maxlen:
+                        break
+                elif node.id_at(i) >= minid:
+                    break
+                if not node.is_dead(i):
+                    node.kill(i)
+                    self.length -= 1
+                    deleted += 1
+            break
+        if drop:
+            del nodes[:drop]
+            del self.keys[:drop]
+        return deleted
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def node_count(self) -> int:
+        return len(self.nodes)
+
+    def _locate(self, eid: int) -> tuple[Node, int] | None:
+        ni = bisect_right(self.keys, eid) - 1
+        if ni < 0:
+            return None
+        node = self.nodes[ni]
+        i = node.index_ge(eid)
+        if i >= len(node) or node.id_at(i) != eid or node.is_dead(i):
+            return None
+        return node, i
+
+    def contains(self, eid: int) -> bool:
+        """Is eid a live entry? (streamEntryExists)"""
+        return self._locate(eid) is not None
+
+    def get(self, eid: int) -> list[bytes] | None:
+        """The fields of live entry eid, or None."""
+        found = self._locate(eid)
+        return None if found is None else found[0].fields_at(found[1])
+
+    def edge_id(self, first: bool, skip_tombstones: bool) -> int | None:
+        """streamGetEdgeID: first or last ID, optionally ignoring tombstones; None if none."""
+        nodes = self.nodes if first else reversed(self.nodes)
+        for node in nodes:
+            n = len(node)
+            if not skip_tombstones:
+                return node.id_at(0 if first else n - 1)
+            if not node.live:
+                continue
+            rng = range(n) if first else range(n - 1, -1, -1)
+            for i in rng:
+                if not node.is_dead(i):
+                    return node.id_at(i)
+        return None
+
+    def iter_range(self, start: int, end: int, reverse: bool = False) -> Iterator[tuple[int, list[bytes]]]:
+        """Live entries with start <= ID <= end, ascending (or descending if reverse).
+
+        The store must not be modified while the iterator is in use.
+        """
+        if start > end:
+            return
+        keys = self.keys
+        nodes = self.nodes
+        if not reverse:
+            ni = bisect_right(keys, start) - 1
+            if ni < 0:
+                ni = 0
+            nn = len(nodes)
+            while ni < nn:
+                if keys[ni] > end:
+                    return
+                node = nodes[ni]
+                n = len(node)
+                i = node.index_ge(start) if keys[ni] < start else 0
+                if node.live:
+                    dead = node.dead
+                    ms0 = node.ms0
+                    msd = node.msd
+                    seq = node.seq
+                    while i < n:
+                        eid = (ms0 + msd[i]) << 64 | seq[i]
+                        if eid > end:
+                            return
+                        if dead is None or not dead[i >> 3] & (1 << (i & 7)):
+                            yield eid, node.fields_at(i)
+                        i += 1
+                ni += 1
+        else:
+            ni = bisect_right(keys, end) - 1
+            while ni >= 0:
+                node = nodes[ni]
+                i = node.index_le(end)
+                if node.live:
+                    dead = node.dead
+                    ms0 = node.ms0
+                    msd = node.msd
+                    seq = node.seq
+                    while i >= 0:
+                        eid = (ms0 + msd[i]) << 64 | seq[i]
+                        if eid < start:
+                            return
+                        if dead is None or not dead[i >> 3] & (1 << (i & 7)):
+                            yield eid, node.fields_at(i)
+                        i -= 1
+                if keys[ni] <= start:
+                    return
+                ni -= 1
+
+    def iter_ids(self, start: int, end: int) -> Iterator[int]:
+        """Live IDs in [start, end] ascending, without decoding fields."""
+        keys = self.keys
+        nodes = self.nodes
+        first = max(bisect_right(keys, start) - 1, 0)
+        for ni in range(first, len(nodes)):
+            if keys[ni] > end:
+                return
+            node = nodes[ni]
+            for i in range(node.index_ge(start), len(node)):
+                eid = node.id_at(i)
+                if eid > end:
+                    return
+                if not node.is_dead(i):
+                    yield eid

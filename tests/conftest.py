@@ -1,0 +1,91 @@
+"""Shared fixtures: a real server process per test session, clients in RESP2 and RESP3."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+import redis.asyncio
+
+from tests.serverproc import RawConnection, RedisProcess, ServerProcess
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[ServerProcess]:
+    proc = ServerProcess().start()
+    yield proc
+    proc.cleanup()
+
+
+@pytest.fixture
+def server_factory() -> Iterator:
+    """Start extra servers with their own options; all are stopped after the test."""
+    started: list[ServerProcess] = []
+
+    def start(*args: str, **kwargs) -> ServerProcess:
+        proc = ServerProcess(*args, **kwargs).start()
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.cleanup()
+
+
+def _flush(port: int) -> None:
+    with redis.Redis(port=port) as c:
+        c.flushall()
+
+
+@pytest.fixture
+def r(server: ServerProcess) -> Iterator[redis.Redis]:
+    """A RESP2 redis-py client on a flushed server."""
+    _flush(server.port)
+    client = redis.Redis(port=server.port, protocol=2)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def r3(server: ServerProcess) -> Iterator[redis.Redis]:
+    """A RESP3 redis-py client (HELLO 3 handshake) on a flushed server."""
+    _flush(server.port)
+    client = redis.Redis(port=server.port, protocol=3)
+    yield client
+    client.close()
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def rc(request, server: ServerProcess) -> Iterator[redis.Redis]:
+    """The same test in RESP2 and RESP3."""
+    _flush(server.port)
+    client = redis.Redis(port=server.port, protocol=request.param)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+async def ar(server: ServerProcess):
+    """An asyncio redis-py client (RESP3)."""
+    _flush(server.port)
+    client = redis.asyncio.Redis(port=server.port, protocol=3)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def raw(server: ServerProcess) -> Iterator[RawConnection]:
+    _flush(server.port)
+    conn = RawConnection(server.port)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="session")
+def real_redis() -> Iterator[RedisProcess]:
+    if not RedisProcess.available():
+        pytest.skip("redis-server is not installed (make test installs Debian's redis-server)")
+    proc = RedisProcess().start()
+    yield proc
+    proc.cleanup()

@@ -1,0 +1,160 @@
+"""Start and stop real Rivulet server processes for the tests (and real Redis, when installed)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early with code {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(64):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"server did not listen on port {port} within {timeout}s")
+
+
+class ServerProcess:
+    """A Rivulet server started with `python -m server` on a free port of 127.0.0.1."""
+
+    def __init__(self, *args: str, data_dir: str | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.own_dir = data_dir is None
+        self.dir = data_dir or tempfile.mkdtemp(prefix="rivulet-test-")
+        self.log_path = os.path.join(self.dir, "server.log")
+        self.args = ["--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir, *args]
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> ServerProcess:
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server", *self.args],
+            cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_for_port(self.port, self.proc)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}\n--- server log ---\n{self.log()}") from None
+        return self
+
+    def log(self) -> str:
+        try:
+            return Path(self.log_path).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RedisProcess:
+    """A real redis-server (Debian's package) on a free port, for differential tests."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="redis-test-")
+        self.proc: subprocess.Popen | None = None
+
+    @staticmethod
+    def available() -> bool:
+        return shutil.which("redis-server") is not None
+
+    def start(self) -> RedisProcess:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self.dir],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port, self.proc)
+        return self
+
+    def cleanup(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RawConnection:
+    """A plain socket for protocol-level tests: send bytes, read exact replies."""
+
+    def __init__(self, port: int, timeout: float = 5.0) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def read_exactly(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                break
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def read_until_closed(self) -> bytes:
+        while True:
+            try:
+                chunk = self.sock.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            self.buf += chunk
+        out, self.buf = self.buf, b""
+        return out
+
+    def request(self, data: bytes, expected_len: int) -> bytes:
+        self.send(data)
+        return self.read_exactly(expected_len)
+
+    def is_closed(self, timeout: float = 2.0) -> bool:
+        self.sock.settimeout(timeout)
+        try:
+            return self.sock.recv(1) == b""
+        except TimeoutError:
+            return False
+        except OSError:
+            return True
+
+    def close(self) -> None:
+        self.sock.close()
