@@ -66,12 +66,21 @@ UNAUTH_QUERY_BUFFER_LIMIT = 1024 * 1024
 _STAR = 0x2A
 _DOLLAR = 0x24
 
+# One translate() classifies every byte so that the checks below are plain substring searches:
+# digits -> "0", aggregate headers -> "A" ("~" -> "T"), "+(=" -> "P", LF -> "N", others -> ".".
 # hiredis preallocates a list of N slots for "*N" and frees it slot by slot: 2**31 slots cost
-# seconds of CPU. Chunks with any aggregate marker followed by 7+ digits skip hiredis.
-_BIG_COUNT_TABLE = bytes(
-    ord("0") if 0x30 <= b <= 0x39 else ord("A") if b in b"*~%>|" else ord(".") for b in range(256)
+# seconds of CPU, so a header marker followed by 7+ digits keeps the chunk away from hiredis.
+# "N" followed by "P" or "T" is a simple string, big number, verbatim string or set where Redis
+# wants '$' or '*' (see "Known deviation"). Payloads matching either merely take the strict path.
+_CLASSES = bytes(
+    ord("0") if 0x30 <= b <= 0x39
+    else ord("A") if b in b"*%>|"
+    else ord("T") if b == 0x7E
+    else ord("P") if b in b"+(="
+    else ord("N") if b == 0x0A
+    else ord(".")
+    for b in range(256)
 )
-_BIG_COUNT = b"A0000000"
 
 # Header numbers are nearly always small: a dict hit replaces the full string2ll check.
 _SMALL_INTS = {b"%d" % i: i for i in range(-1, 100_000)}
@@ -289,12 +298,12 @@ class RequestParser:
         the end (True: something hiredis returned is not trusted) or only finish the first,
         incomplete command (False).
         """
-        if _BIG_COUNT in buf.translate(_BIG_COUNT_TABLE):
+        classes = buf.translate(_CLASSES)
+        # The single-byte searches are memchr() and nearly always miss; the pair searches behind
+        # them are several times slower, so they run only when needed.
+        if b"0000000" in classes and (b"A0000000" in classes or b"T0000000" in classes):
             return buf, True
-        # Element types hiredis would turn into bytes or a list (see "Known deviation"). They
-        # follow a CRLF unless a bulk ended in other bytes; payloads with these pairs merely
-        # take the slower strict path.
-        if b"\n+" in buf or b"\n(" in buf or b"\n=" in buf or b"\n~" in buf:
+        if (b"P" in classes or b"T" in classes) and (b"NP" in classes or b"NT" in classes):
             return buf, True
         reader = self._reader
         reader.feed(buf)
@@ -306,10 +315,26 @@ class RequestParser:
         except hiredis.HiredisError:
             self._reader = hiredis.Reader()
             return buf, True
-        if not cmds:
+        if len(cmds) == 1:
+            # The common request/response case: cheaper checks for a single command.
+            last = cmds[0]
+            if type(last) is not list or not last:
+                self._reader = hiredis.Reader()
+                return buf, True
+            try:
+                total = len(b"".join(last))  # TypeError unless every element is bytes
+            except TypeError:
+                self._reader = hiredis.Reader()
+                return buf, True
+            if len(last) > self.max_multibulk or (
+                total > self.max_bulk_len and max(map(len, last)) > self.max_bulk_len
+            ):
+                self._reader = hiredis.Reader()
+                return buf, True
+        elif not cmds:
             self._reader = hiredis.Reader()
             return buf, False
-        if (
+        elif (
             set(map(type, cmds)) != _LIST_TYPE
             or set(map(type, chain.from_iterable(cmds))) != _BYTES_TYPE
             or min(map(len, cmds)) == 0
@@ -321,11 +346,16 @@ class RequestParser:
         ):
             self._reader = hiredis.Reader()
             return buf, True
-        if not reader.has_data():
+        else:
             last = cmds[-1]
-            size = _wire_size([last])
+            total = sum(map(len, last))
+        if not reader.has_data():
+            # hiredis also reports no data when the chunk ended between two elements of a
+            # command, so make sure the last command really ends the chunk.
+            count = len(last)
+            size = 3 + len(str(count)) + 3 * count + len(repr(list(map(len, last)))) + total
             end = len(buf)
-            if size <= end and buf.startswith(b"*%d\r\n" % len(last), end - size):
+            if size == end or (size < end and buf.startswith(b"*%d\r\n" % count, end - size)):
                 out.extend(cmds)
                 return b"", False
         # hiredis holds part of a command; hand that command to the strict parser.

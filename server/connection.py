@@ -45,7 +45,8 @@ class Client(asyncio.Protocol):
         self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.multi_error = False
         self.in_exec = False
-        self.watched: set[tuple[int, bytes]] = set()
+        # (db, key) -> whether the key was already logically expired when WATCHed
+        self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False
         self.blocked: BlockedState | None = None
         self.deferred: deque[list[bytes]] = deque()
@@ -100,6 +101,7 @@ class Client(asyncio.Protocol):
         if self.closed or self.close_after_reply:
             return
         self.last_interaction = time.time()
+        self.server.stats.net_input_bytes += len(data)
         try:
             commands, error = self.parser.feed(data)
         except QueryBufferLimitExceeded as exc:
@@ -175,9 +177,10 @@ class Client(asyncio.Protocol):
             data = b"".join(out) if len(out) > 1 else out[0]
             out.clear()
             transport.write(data)
-            flow = self.flow
-            if flow is not None and flow.paused:
-                if flow.over_limit(self.server.config["client-output-buffer-limit"]["normal"]):
+            self.server.stats.net_output_bytes += len(data)
+            limits = self.server.output_limits
+            if limits is not None and self.flow is not None:
+                if self.flow.over_limit(limits):
                     log.warning("Client id=%d addr=%s closed for overcoming of output buffer limits.",
                                 self.id, self.addr)
                     transport.abort()

@@ -26,6 +26,10 @@ NOAUTH = ErrorReply("NOAUTH Authentication required.")
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
+# Command names as clients spell them ("XADD", "xadd", "Xadd") -> Command: saves a lower() per call.
+_BY_SPELLING: dict[bytes, Command] = {}
+
+
 def _quote_args(argv: list[bytes]) -> str:
     # Redis shows at most ~128 characters of arguments, each quoted and followed by a space.
     args = ""
@@ -50,9 +54,13 @@ def unknown_command(argv: list[bytes]) -> ErrorReply:
 def lookup(argv: list[bytes]) -> Command | ErrorReply:
     """The command argv names, or the error Redis replies when it names none / has a bad arity."""
     name = argv[0]
-    cmd = COMMANDS.get(name) or COMMANDS.get(name.lower())
+    cmd = _BY_SPELLING.get(name)
     if cmd is None:
-        return unknown_command(argv)
+        cmd = COMMANDS.get(name.lower())
+        if cmd is None:
+            return unknown_command(argv)
+        if len(_BY_SPELLING) < 4096:
+            _BY_SPELLING[name] = cmd
     # A container called alone is checked against its own arity: an error for CLIENT (-2),
     # the full listing for COMMAND (-1), as in Redis.
     if cmd.subcommands and len(argv) >= 2:
@@ -86,6 +94,10 @@ def execute(client: Client, argv: list[bytes]) -> Any:
         cmd.rejected_calls += 1
         return NOAUTH
     if client.multi is not None and cmd.name not in _MULTI_IMMEDIATE:
+        if "no_multi" in cmd.flags:
+            client.multi_error = True
+            cmd.rejected_calls += 1
+            return ErrorReply("ERR Command not allowed inside a transaction")
         client.multi.append((cmd, argv))
         return QUEUED
     if server.loading and "loading" not in cmd.flags:

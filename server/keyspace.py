@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
@@ -63,6 +64,11 @@ class Database:
             raise WRONGTYPE
         return value
 
+    def is_expired(self, key: bytes) -> bool:
+        """Whether key has a TTL in the past (without deleting it, unlike get)."""
+        when = self.expires.get(key)
+        return when is not None and when <= now_ms()
+
     def exists(self, key: bytes) -> bool:
         return self.get(key) is not None
 
@@ -108,6 +114,8 @@ class Database:
         """Store a value under a key known to be absent (a write command creating it)."""
         self.data[key] = value
         self.signal_modified(key)
+        # As Redis's dbAdd: a new key may be what a blocked client waits for.
+        self.keyspace.signal_ready(self.index, key)
 
     def delete(self, key: bytes) -> bool:
         if self.get(key) is None:
@@ -208,19 +216,31 @@ class Keyspace:
     # --- active expiry ---------------------------------------------------------------------
 
     def active_expire_cycle(self, budget: int = 200) -> int:
-        """Sample keys with a TTL and delete the expired ones, like Redis's activeExpireCycle:
-        keep sampling a database while more than a quarter of the sample was expired."""
+        """Test keys with a TTL and delete the expired ones, like Redis's activeExpireCycle:
+        keep going in a database while more than a quarter of a sample was expired.
+
+        Sampling walks each expires dict round-robin: a live key that was tested moves to the
+        back, so the next cycle tests others, at O(1) per key whatever the dict's size.
+        """
         removed = 0
         now = now_ms()
         for db in self.dbs:
-            while db.expires and budget > 0:
-                sample = random.sample(list(db.expires.items()), min(20, len(db.expires)))
+            expires = db.expires
+            while expires and budget > 0:
+                sample = list(islice(expires.items(), 20))
                 budget -= len(sample)
-                expired = [k for k, when in sample if when <= now]
-                for key in expired:
-                    if key in db.data:
-                        db.expire_now(key)
-                        removed += 1
-                if len(expired) * 4 <= len(sample):
+                expired = 0
+                for key, when in sample:
+                    if when <= now:
+                        if key in db.data:
+                            db.expire_now(key)
+                        else:
+                            del expires[key]
+                        expired += 1
+                    else:
+                        del expires[key]
+                        expires[key] = when
+                removed += expired
+                if expired * 4 <= len(sample):
                     break
         return removed

@@ -43,9 +43,17 @@ class Server:
         self.shutdown_save: bool | None = None
         self._cron: asyncio.TimerHandle | None = None
         self.last_save = int(time.time())
+        # (hard, soft, seconds) for normal clients, or None when unlimited (the default).
+        self.output_limits: tuple[int, int, int] | None = None
+        self._follow_output_limits(config["client-output-buffer-limit"])
+        config.on_change("client-output-buffer-limit", self._follow_output_limits)
         load_handlers()
         for hook in STARTUP_HOOKS:
             hook(self)
+
+    def _follow_output_limits(self, limits: dict[str, tuple[int, int, int]]) -> None:
+        normal = limits.get("normal", (0, 0, 0))
+        self.output_limits = normal if normal[0] or normal[1] else None
 
     def next_client_id(self) -> int:
         return next(self._ids)

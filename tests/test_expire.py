@@ -44,8 +44,8 @@ def test_expire_and_ttl(r: redis.Redis, raw: RawConnection) -> None:
 def test_ttl_rounds_to_nearest_second(r: redis.Redis) -> None:
     r.set("a", "v")
     r.set("b", "v")
-    r.pexpire("a", 2400)  # ~2.4s left: rounds down
-    r.pexpire("b", 2600)  # ~2.6s left: rounds up
+    r.pexpire("a", 2100)  # ~2.1s left: rounds down
+    r.pexpire("b", 2900)  # ~2.9s left: rounds up
     assert r.ttl("a") == 2
     assert r.ttl("b") == 3
 
@@ -134,18 +134,26 @@ def test_expire_nx_xx(r: redis.Redis) -> None:
 
 
 def test_expire_gt_lt(r: redis.Redis) -> None:
+    base = int(time.time()) + 1000  # absolute times: the comparisons must not depend on timing
     r.set("k", "v")
     # no TTL is an infinite TTL: GT can never beat it, LT always does
-    assert r.expire("k", 100, gt=True) is False
+    assert r.expireat("k", base, gt=True) is False
     assert r.ttl("k") == -1
-    assert r.expire("k", 100, lt=True) is True
-    assert r.expire("k", 200, lt=True) is False
-    assert r.expire("k", 50, lt=True) is True
-    assert r.expire("k", 40, gt=True) is False
-    assert r.expire("k", 300, gt=True) is True
-    assert r.ttl("k") > 250
-    assert r.expire("k", 300, xx=True, gt=True) is False  # not strictly greater (same second)
-    assert r.pexpire("k", 10_000_000, xx=True, gt=True) is True
+    assert r.expireat("k", base, lt=True) is True
+    assert r.expireat("k", base + 1, lt=True) is False
+    assert r.expireat("k", base, lt=True) is False  # equal is not less
+    assert r.expireat("k", base - 10, lt=True) is True
+    assert r.expiretime("k") == base - 10
+    assert r.expireat("k", base - 10, gt=True) is False  # equal is not greater
+    assert r.expireat("k", base - 20, gt=True) is False
+    assert r.expireat("k", base + 50, gt=True) is True
+    assert r.expiretime("k") == base + 50
+    assert r.pexpireat("k", (base + 50) * 1000 + 1, xx=True, gt=True) is True
+    assert r.pexpiretime("k") == (base + 50) * 1000 + 1
+    # relative forms compare the resulting absolute time the same way
+    assert r.expire("k", 10, gt=True) is False
+    assert r.expire("k", 10, lt=True) is True
+    assert r.ttl("k") <= 10
 
 
 def test_expire_lt_with_past_time_deletes(r: redis.Redis) -> None:
@@ -155,9 +163,9 @@ def test_expire_lt_with_past_time_deletes(r: redis.Redis) -> None:
 
 
 def test_lazy_expiry(r: redis.Redis) -> None:
-    r.set("k", "v", px=50)
+    r.set("k", "v", px=300)
     assert r.get("k") == b"v"
-    time.sleep(0.1)
+    time.sleep(0.4)
     assert r.get("k") is None
     assert r.ttl("k") == -2
     assert r.exists("k") == 0

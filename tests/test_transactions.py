@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 
@@ -107,3 +109,22 @@ def test_watch_missing_key_then_created(r: redis.Redis) -> None:
         pipe.set("new", 2)
         with pytest.raises(redis.WatchError):
             pipe.execute()
+
+
+def test_watched_key_expiring_before_exec_aborts(r: redis.Redis) -> None:
+    r.set("ttl", 1, px=100)
+    with r.pipeline() as pipe:
+        pipe.watch("ttl")
+        time.sleep(0.2)  # the key expires, and nobody touches it (no lazy access either)
+        pipe.multi()
+        pipe.set("other", 1)
+        with pytest.raises(redis.WatchError):
+            pipe.execute()
+    assert r.get("other") is None
+
+
+def test_shutdown_not_allowed_in_multi(raw: RawConnection) -> None:
+    raw.send(b"MULTI\r\nSHUTDOWN\r\nEXEC\r\n")
+    expected = (b"+OK\r\n-ERR Command not allowed inside a transaction\r\n"
+                b"-EXECABORT Transaction discarded because of previous errors.\r\n")
+    assert raw.read_exactly(len(expected)) == expected

@@ -41,9 +41,10 @@ def discard(client: Client, argv: list[bytes]) -> Any:
 
 def _watched_key_expired(client: Client) -> bool:
     # Redis aborts EXEC when a watched key expired after WATCH, even if nobody touched it.
-    for db_index, key in client.watched:
+    # A key that was already expired at WATCH time does not count (Redis 7 records that).
+    for (db_index, key), expired_at_watch in client.watched.items():
         db = client.server.keyspace.dbs[db_index]
-        if key in db.data and db.get(key) is None:
+        if not expired_at_watch and key in db.data and db.is_expired(key):
             return True
     return False
 
@@ -88,7 +89,8 @@ def watch(client: Client, argv: list[bytes]) -> Any:
     index = client.db.index
     for key in argv[1:]:
         if (index, key) not in client.watched:
-            client.watched.add((index, key))
+            db = client.db
+            client.watched[(index, key)] = key in db.data and db.is_expired(key)
             keyspace.watch(client, index, key)
     return OK
 
