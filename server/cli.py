@@ -13,6 +13,7 @@ import sys
 
 from server.config import Config, ConfigValueError
 from server.log import NOTICE, set_level, setup_logging
+from server.persistence.loader import AofLoadError
 from server.server import RIVULET_VERSION, VERSION, Server
 
 
@@ -135,6 +136,10 @@ async def _run(config: Config, log: logging.Logger) -> int:
         await server.start()
     except OSError as exc:
         log.warning("%s", exc)
+        return 1
+    except AofLoadError as exc:
+        log.warning("%s", exc)
+        await server.stop()
         return 1
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
     log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "

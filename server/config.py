@@ -169,7 +169,7 @@ PARAMS: list[Param] = [
     Param("stream-node-max-bytes", "4096", "memory", "largest stream node in bytes (0: no limit)"),
     Param("stream-node-max-entries", "100", "int", "most entries in a stream node (0: no limit)",
           maximum=2**63 - 1),
-    Param("appendonly", "no", "bool", "log every write to an append-only file"),
+    Param("appendonly", "yes", "bool", "log every write to an append-only file under dir"),
     Param("appendfsync", "everysec", "enum", "always, everysec or no",
           choices=("always", "everysec", "no")),
     Param("appendfilename", "appendonly.aof", "string", "append-only file name", mutable=False),

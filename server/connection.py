@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import write_reply
 from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser
 from protocol.reply import ErrorReply
-from server.dispatch import BLOCKED, execute
+from server.dispatch import BLOCKED, execute, propagate_explicit
 from server.flow import OutputFlow
 from streams.errors import StreamError
 
@@ -51,6 +51,9 @@ class Client(asyncio.Protocol):
         self.blocked: BlockedState | None = None
         self.deferred: deque[list[bytes]] = deque()
         self.deferred_error: ProtocolError | None = None
+        # Effects to log to the AOF instead of the command itself (set via propagate()).
+        self.propagation: list[list[bytes]] | None = None
+        self.is_loader = False
         self.close_after_reply = False
         self.closed = False
         self.out: list[bytes] = []
@@ -142,12 +145,23 @@ class Client(asyncio.Protocol):
                 break
 
     def run_blocked_retry(self, retry: Any) -> Any:
+        self.propagation = None
         try:
-            return retry()
+            reply = retry()
         except ErrorReply as err:
-            return err
+            reply = err
         except StreamError as err:
-            return ErrorReply(err.message)
+            reply = ErrorReply(err.message)
+        if self.propagation is not None:
+            propagate_explicit(self)
+        return reply
+
+    def propagate(self, argv: list[bytes]) -> None:
+        """Log argv to the AOF as (part of) this command's effect, instead of the command."""
+        if self.propagation is None:
+            self.propagation = [argv]
+        else:
+            self.propagation.append(argv)
 
     def resume_after_block(self, reply: Any) -> None:
         """Released by the blocking manager: send the reply, then run what was read meanwhile."""
@@ -174,6 +188,9 @@ class Client(asyncio.Protocol):
         out = self.out
         transport = self.transport
         if out and transport is not None and not self.closed:
+            # What the replies acknowledge reaches the AOF before they leave.
+            if not self.server.persistence.before_reply(self):
+                return
             data = b"".join(out) if len(out) > 1 else out[0]
             out.clear()
             transport.write(data)

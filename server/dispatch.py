@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.reply import QUEUED, ErrorReply
 from server.blocking import Block
 from server.command_table import COMMANDS, Command
+from server.persistence.propagate import needs_state_propagation, state_commands
 from streams.errors import StreamError
 
 if TYPE_CHECKING:
@@ -109,9 +110,23 @@ def execute(client: Client, argv: list[bytes]) -> Any:
     return call(client, cmd, argv)
 
 
+def propagate_explicit(client: Client) -> None:
+    """Log what the handler said it did (client.propagate), in place of the command itself."""
+    effects = client.propagation
+    client.propagation = None
+    persistence = client.server.persistence
+    if effects and persistence.aof is not None:
+        index = client.db.index
+        for effect in effects:
+            persistence.feed(index, effect)
+
+
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a command that passed every check (also used by EXEC for queued commands)."""
     client.last_command = cmd
+    server = client.server
+    keyspace = server.keyspace
+    dirty = keyspace.dirty
     t0 = time.perf_counter_ns()
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
@@ -124,13 +139,23 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
         reply = ErrorReply(f"ERR internal error while running '{cmd.name}': {type(exc).__name__}")
     cmd.calls += 1
     cmd.usec += (time.perf_counter_ns() - t0) // 1000
-    client.server.stats.commands_processed += 1
+    server.stats.commands_processed += 1
+    if client.propagation is not None:
+        propagate_explicit(client)
+    elif keyspace.dirty != dirty and cmd.is_write and server.persistence.aof is not None:
+        # Redis's rule: a command is logged when it changed the dataset.
+        if needs_state_propagation(cmd.name):
+            db = client.db
+            for effect in state_commands(cmd.name, db, argv[1]):
+                server.persistence.feed(db.index, effect)
+        else:
+            server.persistence.feed(client.db.index, argv)
     if type(reply) is ErrorReply:
         cmd.failed_calls += 1
     elif type(reply) is Block:
         if client.in_exec or client.multi is not None:
             # Inside a transaction a blocking command cannot wait: it answers as on timeout.
             return reply.timeout_reply
-        client.server.blocking.block(client, reply)
+        server.blocking.block(client, reply)
         return BLOCKED
     return reply

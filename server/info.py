@@ -216,26 +216,40 @@ def section_memory(server: Server) -> str:
 
 
 def section_persistence(server: Server) -> str:
-    # Snapshots and the append-only file arrive with a later issue: until then nothing has been
-    # saved or rewritten, and nothing is in progress.
+    # Persistence is the append-only file; the rdb_* fields describe its point-in-time
+    # compactions (SAVE / BGSAVE), which are what this server has instead of RDB snapshots.
+    p = server.persistence
+    aof = p.aof
+    rw = p.rewriter
+    running = rw is not None and rw.in_progress
+    current = int(time.monotonic() - rw.started) if running and rw is not None else -1
     pairs: list[tuple[str, object]] = [
         ("loading", int(server.loading)), ("async_loading", 0),
         ("current_cow_peak", 0), ("current_cow_size", 0), ("current_cow_size_age", 0),
         ("current_fork_perc", "0.00"), ("current_save_keys_processed", 0),
         ("current_save_keys_total", 0),
         ("rdb_changes_since_last_save", server.keyspace.dirty),
-        ("rdb_bgsave_in_progress", 0), ("rdb_last_save_time", server.last_save),
+        ("rdb_bgsave_in_progress", 0), ("rdb_last_save_time", p.last_save),
         ("rdb_last_bgsave_status", "ok"), ("rdb_last_bgsave_time_sec", -1),
-        ("rdb_current_bgsave_time_sec", -1), ("rdb_saves", 0), ("rdb_last_cow_size", 0),
+        ("rdb_current_bgsave_time_sec", -1), ("rdb_saves", p.saves), ("rdb_last_cow_size", 0),
         ("rdb_last_load_keys_expired", 0), ("rdb_last_load_keys_loaded", 0),
-        ("aof_enabled", int(bool(server.config["appendonly"]))),
-        ("aof_rewrite_in_progress", 0), ("aof_rewrite_scheduled", 0),
-        ("aof_last_rewrite_time_sec", -1), ("aof_current_rewrite_time_sec", -1),
-        ("aof_last_bgrewrite_status", "ok"), ("aof_rewrites", 0),
-        ("aof_rewrites_consecutive_failures", 0),
-        ("aof_last_write_status", "ok" if server.write_error is None else "err"),
+        ("aof_enabled", int(aof is not None)),
+        ("aof_rewrite_in_progress", int(running)),
+        ("aof_rewrite_scheduled", int(rw is not None and rw.scheduled)),
+        ("aof_last_rewrite_time_sec", rw.last_duration if rw is not None else -1),
+        ("aof_current_rewrite_time_sec", current),
+        ("aof_last_bgrewrite_status", rw.last_status if rw is not None else "ok"),
+        ("aof_rewrites", rw.rewrites if rw is not None else 0),
+        ("aof_rewrites_consecutive_failures", rw.consecutive_failures if rw is not None else 0),
+        ("aof_last_write_status", "ok" if aof is None or aof.last_write_error is None else "err"),
         ("aof_last_cow_size", 0), ("module_fork_in_progress", 0), ("module_fork_last_cow_size", 0),
     ]
+    if aof is not None:
+        pairs += [
+            ("aof_current_size", aof.size), ("aof_base_size", aof.base_size),
+            ("aof_pending_rewrite", 0), ("aof_buffer_length", len(aof.buf)),
+            ("aof_pending_bio_fsync", 0), ("aof_delayed_fsync", 0),
+        ]
     return "# Persistence\r\n" + _lines(pairs)
 
 

@@ -14,6 +14,7 @@ from server.blocking import BlockingManager
 from server.command_table import STARTUP_HOOKS, load_handlers
 from server.config import Config
 from server.keyspace import Keyspace
+from server.persistence.manager import Persistence
 from server.stats import Stats
 
 if TYPE_CHECKING:
@@ -42,18 +43,28 @@ class Server:
         self._stop_event: asyncio.Event | None = None
         self.shutdown_save: bool | None = None
         self._cron: asyncio.TimerHandle | None = None
-        self.last_save = int(time.time())
         # (hard, soft, seconds) for normal clients, or None when unlimited (the default).
         self.output_limits: tuple[int, int, int] | None = None
         self._follow_output_limits(config["client-output-buffer-limit"])
         config.on_change("client-output-buffer-limit", self._follow_output_limits)
         load_handlers()
+        self.persistence = Persistence(self)
+        self.keyspace.expired_hook = self._propagate_expired
         for hook in STARTUP_HOOKS:
             hook(self)
 
     def _follow_output_limits(self, limits: dict[str, tuple[int, int, int]]) -> None:
         normal = limits.get("normal", (0, 0, 0))
         self.output_limits = normal if normal[0] or normal[1] else None
+
+    @property
+    def last_save(self) -> int:
+        return self.persistence.last_save
+
+    def _propagate_expired(self, db: int, key: bytes) -> None:
+        # An expiry is logged as the DEL it amounts to, so replay never depends on the clock.
+        if self.persistence.aof is not None and not self.loading:
+            self.persistence.feed(db, [b"DEL", key])
 
     def next_client_id(self) -> int:
         return next(self._ids)
@@ -100,6 +111,7 @@ class Server:
                 port = srv.sockets[0].getsockname()[1]
         self.port = port
         self._schedule_cron()
+        await self.persistence.start()
 
     def _schedule_cron(self) -> None:
         assert self.loop is not None
@@ -108,7 +120,8 @@ class Server:
     def _server_cron(self) -> None:
         """Periodic housekeeping (Redis's serverCron): active expiry and idle-client timeouts."""
         try:
-            if self.config["active-expire-enabled"]:
+            self.persistence.cron()
+            if self.config["active-expire-enabled"] and not self.loading:
                 self.keyspace.active_expire_cycle()
             timeout = self.config["timeout"]
             if timeout:
@@ -150,6 +163,7 @@ class Server:
         for client in list(self.clients.values()):
             client.flush()
             client.close()
+        self.persistence.shutdown(self.shutdown_save)
         for srv in self.servers:
             try:
                 await asyncio.wait_for(srv.wait_closed(), timeout=2)

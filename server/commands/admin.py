@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.reply import OK, ErrorReply, Raw, SimpleString
 from server.command_table import command, container
+from server.persistence.loader import AofLoadError
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -63,6 +64,10 @@ _DEBUG_HELP = [
     "    Write <message> to the server log.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "RELOAD",
+    "    Compact the append-only file, flush the dataset and load it back from the file.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
 ]
 
 
@@ -89,6 +94,14 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         seconds = float(match.group(0)) if match else 0.0
         if seconds > 0:
             time.sleep(seconds)
+        return OK
+    if sub in (b"reload", b"loadaof") and len(argv) == 2:
+        try:
+            client.server.persistence.reload(save_first=sub == b"reload")
+        except AofLoadError as exc:
+            return ErrorReply(f"ERR Error trying to load the AOF: {exc}")
+        except OSError as exc:
+            return ErrorReply(f"ERR Error trying to save the DB: {exc.strerror}")
         return OK
     return subcommand_syntax_error(argv)
 

@@ -1,0 +1,279 @@
+"""Stream read commands without consumer groups: XLEN, XRANGE, XREVRANGE, XREAD (with BLOCK)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from protocol.encoder import encode
+from protocol.reply import NULL_ARRAY, ErrorReply, Raw
+from server.blocking import Block
+from server.command_table import command
+from server.commands.connection import parse_int
+from server.commands.stream_common import SYNTAX_ERROR, entries_reply, get_stream
+from server.keyspace import WRONGTYPE, Database, now_ms
+from streams import LAST_ENTRY, Stream, StreamError
+from streams.ids import parse_range_end, parse_range_start, parse_read_id
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+_LLONG_MAX = (1 << 63) - 1
+_TIMEOUT_NOT_INT = ErrorReply("ERR timeout is not an integer or out of range")
+_TIMEOUT_NEGATIVE = ErrorReply("ERR timeout is negative")
+_TIMEOUT_RANGE = ErrorReply("ERR timeout is out of range")
+_UNBALANCED = ErrorReply("ERR Unbalanced 'xread' list of streams: for each stream key an ID or "
+                         "'$' must be specified.")
+_GROUP_ONLY = ErrorReply("ERR The GROUP option is only supported by XREADGROUP. You called XREAD "
+                         "instead.")
+_NOACK_ONLY = ErrorReply("ERR The NOACK option is only supported by XREADGROUP. You called XREAD "
+                         "instead.")
+
+
+def _key_spec() -> tuple[dict, ...]:
+    return ({"flags": ("RO",), "begin_search": {"index": {"pos": 1}},
+             "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},)
+
+
+_KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
+_COUNT_ARG = {"token": "COUNT", "name": "count", "type": "integer", "optional": True}
+
+
+# --- XLEN --------------------------------------------------------------------------------------
+
+
+@command("xlen", 2, "readonly fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+         summary="Return the number of messages in a stream.", key_specs=_key_spec(),
+         arguments=(_KEY_ARG,))
+def xlen(client: Client, argv: list[bytes]) -> Any:
+    s = get_stream(client, argv[1])
+    return 0 if s is None else s.store.length
+
+
+# --- XRANGE / XREVRANGE ------------------------------------------------------------------------
+
+
+def _range(client: Client, argv: list[bytes], reverse: bool) -> Any:
+    # Redis parses the low bound first: for XREVRANGE that is the *second* ID argument.
+    if reverse:
+        start, end = parse_range_start(argv[3]), parse_range_end(argv[2])
+    else:
+        start, end = parse_range_start(argv[2]), parse_range_end(argv[3])
+    count = -1  # not given
+    argc = len(argv)
+    j = 4
+    while j < argc:
+        if argv[j].lower() == b"count" and j + 1 < argc:
+            count = max(parse_int(argv[j + 1]), 0)
+            j += 2
+        else:
+            raise SYNTAX_ERROR
+    s = get_stream(client, argv[1])
+    if s is None:
+        return []  # a missing key wins over COUNT 0's null
+    if count == 0:
+        return NULL_ARRAY
+    return entries_reply(s.range(start, end, count if count > 0 else None, reverse))
+
+
+_RANGE_COMPLEXITY = ("O(N) with N being the number of elements {}. If N is constant (e.g. always "
+                     "asking for the first 10 elements with COUNT), you can consider it O(1).")
+_RANGE_SPEC = ({"flags": ("RO", "ACCESS"), "begin_search": {"index": {"pos": 1}},
+                "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},)
+
+
+@command("xrange", -4, "readonly", keys=(1, 1, 1), group="stream", since="5.0.0",
+         summary="Returns the messages from a stream within a range of IDs.",
+         complexity=_RANGE_COMPLEXITY.format("being returned"), key_specs=_RANGE_SPEC,
+         history=(("6.2.0", "Added exclusive ranges."),),
+         arguments=(_KEY_ARG, {"name": "start", "type": "string"},
+                    {"name": "end", "type": "string"}, _COUNT_ARG))
+def xrange(client: Client, argv: list[bytes]) -> Any:
+    return _range(client, argv, reverse=False)
+
+
+@command("xrevrange", -4, "readonly", keys=(1, 1, 1), group="stream", since="5.0.0",
+         summary="Returns the messages from a stream within a range of IDs in reverse order.",
+         complexity=_RANGE_COMPLEXITY.format("returned"), key_specs=_RANGE_SPEC,
+         history=(("6.2.0", "Added exclusive ranges."),),
+         arguments=(_KEY_ARG, {"name": "end", "type": "string"},
+                    {"name": "start", "type": "string"}, _COUNT_ARG))
+def xrevrange(client: Client, argv: list[bytes]) -> Any:
+    return _range(client, argv, reverse=True)
+
+
+# --- XREAD -------------------------------------------------------------------------------------
+
+
+def xread_key_positions(argv: list[bytes]) -> list[int]:
+    """Key indexes of an XREAD / XREADGROUP argv (Redis's xreadGetKeys): [] when malformed.
+
+    Options are skipped by name so that a key or group called "STREAMS" is not mistaken for it.
+    """
+    argc = len(argv)
+    i = 1
+    streams = -1
+    while i < argc:
+        opt = argv[i].lower()
+        if opt == b"block" or opt == b"count":
+            i += 2
+        elif opt == b"group":
+            i += 3
+        elif opt == b"noack":
+            i += 1
+        elif opt == b"streams":
+            streams = i
+            break
+        else:
+            break
+    if streams < 0:
+        return []
+    num = argc - streams - 1
+    if num == 0 or num & 1:
+        return []
+    return list(range(streams + 1, streams + 1 + num // 2))
+
+
+def parse_block_timeout(arg: bytes) -> int:
+    """BLOCK's milliseconds (0 = forever), with Redis's checks and texts."""
+    timeout = parse_int(arg, _TIMEOUT_NOT_INT)
+    if timeout < 0:
+        raise _TIMEOUT_NEGATIVE
+    if timeout > _LLONG_MAX - now_ms():
+        raise _TIMEOUT_RANGE  # Redis adds the current time to it
+    return timeout
+
+
+def xread_reply(client: Client, served: list[tuple[bytes, list[Any]]]) -> Any:
+    """[[key, entries], ...] in RESP2; a key -> entries map in RESP3 (Redis 7.4)."""
+    if not client.resp3:
+        return [[key, entries] for key, entries in served]
+    reply = {key: entries for key, entries in served}
+    if len(reply) == len(served):
+        return reply
+    # The same key named twice is served twice, and a map reply may repeat it as Redis does;
+    # a dict cannot hold that, so the map is encoded here.
+    parts = [b"%%%d\r\n" % len(served)]
+    for key, entries in served:
+        parts.append(encode(key, True))
+        parts.append(encode(entries, True))
+    return Raw(b"".join(parts))
+
+
+def _serve(db: Database, keys: list[bytes], after: list[Any],
+           count: int | None) -> list[tuple[bytes, list[Any]]]:
+    """Read every stream key after its ID; keys of another type are skipped (the caller decides
+    about errors). A `+` left unresolved (a woken client) is resolved against the data now."""
+    served = []
+    for key, spec in zip(keys, after, strict=True):
+        s = db.get(key)
+        if type(s) is not Stream:
+            continue
+        if spec is LAST_ENTRY:
+            if not s.last_id:
+                continue
+            spec = s.last_id - 1
+        entries = s.read_after(spec, count)
+        if entries:
+            served.append((key, entries_reply(entries)))
+    return served
+
+
+def _retry_error(db: Database, keys: list[bytes], after: list[Any]) -> Exception | None:
+    """The error the re-run command would stop at (a key now of another type, `+` on a stream
+    with no ID yet), in key order, as the ID-parsing pass of XREAD meets them."""
+    for key, spec in zip(keys, after, strict=True):
+        value = db.get(key)
+        if value is None:
+            continue
+        if type(value) is not Stream:
+            return WRONGTYPE
+        if spec is LAST_ENTRY:
+            try:
+                value.resolve_read_id(spec)
+            except StreamError as err:
+                return err
+    return None
+
+
+@command("xread", -4, "blocking readonly", group="stream", since="5.0.0",
+         summary="Returns messages from multiple streams with IDs greater than the ones "
+         "requested. Blocks until a message is available otherwise.",
+         complexity="", key_finder=xread_key_positions,
+         key_specs=({"flags": ("RO", "ACCESS"),
+                     "begin_search": {"keyword": {"keyword": "STREAMS", "startfrom": 1}},
+                     "find_keys": {"range": {"lastkey": -1, "step": 1, "limit": 2}}},),
+         arguments=(
+             _COUNT_ARG,
+             {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},
+             {"name": "streams", "token": "STREAMS", "type": "block", "arguments": (
+                 {"name": "key", "type": "key", "key_spec_index": 0, "multiple": True},
+                 {"name": "ID", "type": "string", "multiple": True})},
+         ))
+def xread(client: Client, argv: list[bytes]) -> Any:
+    argc = len(argv)
+    timeout = -1  # no BLOCK
+    count = 0
+    streams_at = 0
+    i = 1
+    while i < argc:
+        opt = argv[i].lower()
+        more = i + 1 < argc
+        if opt == b"block" and more:
+            timeout = parse_block_timeout(argv[i + 1])
+            i += 1
+        elif opt == b"count" and more:
+            count = max(parse_int(argv[i + 1]), 0)
+            i += 1
+        elif opt == b"streams" and more:
+            streams_at = i + 1
+            if (argc - streams_at) & 1:
+                raise _UNBALANCED
+            break
+        elif opt == b"group" and i + 2 < argc:
+            raise _GROUP_ONLY
+        elif opt == b"noack":
+            raise _NOACK_ONLY
+        else:
+            raise SYNTAX_ERROR
+        i += 1
+    if not streams_at:
+        raise SYNTAX_ERROR
+    n = (argc - streams_at) // 2
+    keys = argv[streams_at:streams_at + n]
+    db = client.db
+    # One pass in key order: a key's type is checked before its ID is parsed, as in Redis, so
+    # the first failing key decides the error. `$` and `+` are resolved against the data now.
+    after: list[Any] = []
+    for key, arg in zip(keys, argv[streams_at + n:], strict=True):
+        s = db.get_typed(key, Stream)
+        spec = parse_read_id(arg, group=False)
+        if type(spec) is not int:
+            spec = 0 if s is None else s.resolve_read_id(spec)
+        after.append(spec)
+    served = _serve(db, keys, after, count or None)
+    if served:
+        return xread_reply(client, served)
+    if timeout < 0:
+        return NULL_ARRAY
+    return Block(keys, timeout, _make_retry(client, db, keys, argv[streams_at + n:], after,
+                                            count or None))
+
+
+def _make_retry(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
+                after: list[Any], count: int | None) -> Any:
+    # `$` stays resolved to the last ID seen when blocking (Redis rewrites the argument); `+` is
+    # not rewritten by Redis, so the woken read resolves it again against the new data.
+    specs = [LAST_ENTRY if arg == b"+" else spec for arg, spec in zip(id_args, after, strict=True)]
+
+    def retry() -> Any:
+        served = _serve(db, keys, specs, count)
+        if not served:
+            return None  # e.g. the key was deleted or re-created empty: keep waiting
+        # Redis re-runs the whole command when a stream key is ready: a key that meanwhile
+        # became another type, anywhere in the list, fails it.
+        err = _retry_error(db, keys, specs)
+        if err is not None:
+            raise err
+        return xread_reply(client, served)
+
+    return retry

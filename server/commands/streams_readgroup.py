@@ -1,0 +1,140 @@
+"""XREADGROUP: reading a stream through a consumer group, blocking when `>` finds nothing new.
+
+A hot path (XREADGROUP + XACK is what consumers loop on), so the work per call is kept to the
+argument scan, one key/group lookup per stream and the engine's read.
+
+A blocked XREADGROUP is re-run in full whenever one of its keys is signalled, as Redis 7.4 does
+(blocked.c reprocesses the command): so a deleted or flushed key or a destroyed group ends the
+wait with the command's own NOGROUP error, a key that changed type with WRONGTYPE, and a re-run
+that finds nothing new leaves the client waiting.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import NULL_ARRAY, ErrorReply
+from server.blocking import Block
+from server.command_table import command
+from server.commands.connection import parse_int
+from server.commands.stream_common import SYNTAX_ERROR, entries_reply
+from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
+from server.keyspace import now_ms
+from streams import NEW, Stream, nogroup_xreadgroup, parse_read_id
+
+if TYPE_CHECKING:
+    from server.connection import Client
+    from server.keyspace import Database
+
+_UNBALANCED = ErrorReply("ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or "
+                         "'>' must be specified.")
+_MISSING_GROUP = ErrorReply("ERR Missing GROUP option for XREADGROUP")
+
+
+def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes], group: bytes,
+          consumer: bytes, count: int | None, noack: bool) -> list[tuple[bytes, list[Any]]]:
+    """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
+    history reads always appear in the reply, `>` reads only when they deliver something."""
+    targets = []
+    for key, arg in zip(keys, id_args, strict=True):
+        s = db.get_typed(key, Stream)
+        g = None if s is None else s.groups.get(group)
+        if g is None:
+            raise nogroup_xreadgroup(key, group)
+        targets.append((key, s, g, NEW if arg == b">" else parse_read_id(arg, group=True)))
+    now = now_ms()
+    served: list[tuple[bytes, list[Any]]] = []
+    dirty = 0
+    for key, s, g, spec in targets:
+        # Consumers are created (and their seen-time set) even when nothing is served, so a
+        # blocking reader shows up in XINFO CONSUMERS while it waits, as in Redis.
+        c, created = g.touch_consumer(consumer, now)
+        if created:
+            dirty += 1
+        if spec is NEW:
+            entries = g.read_new(s, c, count, noack, now)
+            if entries:
+                served.append((key, entries_reply(entries)))
+                dirty += 1
+        else:
+            served.append((key, entries_reply(g.read_history(s, c, spec, count, now))))
+    if dirty:
+        client.server.keyspace.dirty += dirty
+    return served
+
+
+@command("xreadgroup", -7, "write blocking", group="stream", since="5.0.0",
+         summary="Returns new or historical messages from a stream for a consumer in a group. "
+         "Blocks until a message is available otherwise.",
+         complexity="For each stream mentioned: O(M) with M being the number of elements returned. "
+         "If M is constant (e.g. always asking for the first 10 elements with COUNT), you can "
+         "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time "
+         "in order to serve the N clients blocked on the stream getting new data.",
+         key_finder=xread_key_positions,
+         key_specs=({"flags": ("RO", "ACCESS"),
+                     "begin_search": {"keyword": {"keyword": "STREAMS", "startfrom": 4}},
+                     "find_keys": {"range": {"lastkey": -1, "step": 1, "limit": 2}}},),
+         arguments=(
+             {"token": "GROUP", "name": "group-block", "type": "block", "arguments": (
+                 {"name": "group", "type": "string"}, {"name": "consumer", "type": "string"})},
+             {"token": "COUNT", "name": "count", "type": "integer", "optional": True},
+             {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},
+             {"name": "noack", "token": "NOACK", "type": "pure-token", "optional": True},
+             {"name": "streams", "token": "STREAMS", "type": "block", "arguments": (
+                 {"name": "key", "type": "key", "key_spec_index": 0, "multiple": True},
+                 {"name": "ID", "type": "string", "multiple": True})},
+         ))
+def xreadgroup(client: Client, argv: list[bytes]) -> Any:
+    argc = len(argv)
+    timeout = -1  # no BLOCK
+    count = 0
+    noack = False
+    group = consumer = None
+    streams_at = 0
+    i = 1
+    while i < argc:
+        opt = argv[i].lower()
+        more = argc - i - 1
+        if opt == b"group" and more >= 2:
+            group = argv[i + 1]
+            consumer = argv[i + 2]
+            i += 2
+        elif opt == b"count" and more:
+            i += 1
+            count = parse_int(argv[i])
+            if count < 0:
+                count = 0
+        elif opt == b"block" and more:
+            i += 1
+            timeout = parse_block_timeout(argv[i])
+        elif opt == b"streams" and more:
+            streams_at = i + 1
+            if (argc - streams_at) & 1:
+                raise _UNBALANCED
+            break
+        elif opt == b"noack":
+            noack = True
+        else:
+            raise SYNTAX_ERROR
+        i += 1
+    if not streams_at:
+        raise SYNTAX_ERROR
+    if group is None or consumer is None:
+        raise _MISSING_GROUP
+    n = (argc - streams_at) >> 1
+    keys = argv[streams_at:streams_at + n]
+    id_args = argv[streams_at + n:]
+    db = client.db
+    limit = count or None
+    served = _read(client, db, keys, id_args, group, consumer, limit, noack)
+    if served:
+        return xread_reply(client, served)
+    if timeout < 0:
+        return NULL_ARRAY
+    # Only `>` reads get here (a history read is always served), so waiting makes sense.
+
+    def retry() -> Any:
+        again = _read(client, db, keys, id_args, group, consumer, limit, noack)
+        return xread_reply(client, again) if again else None
+
+    return Block(keys, timeout, retry)

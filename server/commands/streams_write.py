@@ -1,0 +1,263 @@
+"""Stream write commands without consumer groups: XADD, XDEL, XTRIM, XSETID.
+
+Argument checks follow t_stream.c's order exactly, because the first failing check decides which
+error a client sees (e.g. a bad MAXLEN wins over an odd field count, which wins over WRONGTYPE).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import OK, ErrorReply
+from server.command_table import command
+from server.commands.connection import parse_int
+from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
+from server.keyspace import now_ms
+from streams import Stream, check_xsetid_args
+from streams.ids import format_id, parse_strict_id, parse_xadd_id
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+_BOTH_STRATEGIES = ErrorReply(
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+_MAXLEN_NEGATIVE = ErrorReply("ERR The MAXLEN argument must be >= 0.")
+_LIMIT_NEGATIVE = ErrorReply("ERR The LIMIT argument must be >= 0.")
+_LIMIT_NO_STRATEGY = ErrorReply(
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+_XTRIM_NO_STRATEGY = ErrorReply("ERR syntax error, XTRIM must be called with a trimming strategy")
+_LIMIT_NO_APPROX = ErrorReply("ERR syntax error, LIMIT cannot be used without the special ~ option")
+_XADD_ARITY = ErrorReply("ERR wrong number of arguments for 'xadd' command")
+_XADD_ZERO = ErrorReply("ERR The ID specified in XADD must be greater than 0-0")
+_NO_SUCH_KEY = ErrorReply("ERR no such key")
+_ENTRIES_ADDED_NEGATIVE = ErrorReply("ERR entries_added must be positive")
+_MAXDEL_GREATER = ErrorReply(
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+
+
+def _key_spec(flags: tuple[str, ...], notes: str = "") -> tuple[dict, ...]:
+    spec: dict[str, Any] = {"flags": flags, "begin_search": {"index": {"pos": 1}},
+                            "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}}
+    if notes:
+        spec["notes"] = notes
+    return (spec,)
+
+
+_KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
+_TRIM_ARGS = (
+    {"name": "strategy", "type": "oneof", "arguments": (
+        {"name": "maxlen", "type": "pure-token", "token": "MAXLEN"},
+        {"name": "minid", "type": "pure-token", "token": "MINID", "since": "6.2.0"})},
+    {"name": "operator", "type": "oneof", "optional": True, "arguments": (
+        {"name": "equal", "type": "pure-token", "token": "="},
+        {"name": "approximately", "type": "pure-token", "token": "~"})},
+    {"name": "threshold", "type": "string"},
+    {"token": "LIMIT", "name": "count", "type": "integer", "optional": True, "since": "6.2.0"},
+)
+
+
+class TrimArgs:
+    """XADD / XTRIM options as parsed by `parse_add_or_trim`.
+
+    `maxlen` / `minid`: the strategy (at most one is set); `limit` None means LIMIT was not given
+    (the engine then picks the `~` default); `id_pos` is XADD's ID position; `id` is None for `*`,
+    else (id, seq_given) as `streams.ids.parse_xadd_id` returns it.
+    """
+
+    __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id_pos", "id")
+
+    def __init__(self) -> None:
+        self.maxlen: int | None = None
+        self.minid: int | None = None
+        self.approx = False
+        self.limit: int | None = None
+        self.nomkstream = False
+        self.id_pos = 0
+        self.id: tuple[int, bool] | None = None
+
+    @property
+    def trims(self) -> bool:
+        return self.maxlen is not None or self.minid is not None
+
+
+def parse_add_or_trim(argv: list[bytes], xadd: bool) -> TrimArgs:
+    """Options of XADD (xadd=True, stops at the ID) or XTRIM, with Redis's checks in its order."""
+    args = TrimArgs()
+    argc = len(argv)
+    i = 2
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i]
+        if xadd and opt == b"*":
+            break  # the common case: auto ID, fields follow
+        low = opt.lower()
+        if (low == b"maxlen" or low == b"minid") and more:
+            if args.trims:
+                raise _BOTH_STRATEGIES
+            # A lone `~`/`=` right before the end is the threshold itself (and fails to parse).
+            nxt = argv[i + 1]
+            args.approx = False
+            if more >= 2 and (nxt == b"~" or nxt == b"="):
+                args.approx = nxt == b"~"
+                i += 1
+            i += 1
+            if low == b"maxlen":
+                maxlen = parse_int(argv[i])
+                if maxlen < 0:
+                    raise _MAXLEN_NEGATIVE
+                args.maxlen = maxlen
+            else:
+                args.minid = parse_strict_id(argv[i])
+        elif low == b"limit" and more:
+            limit = parse_int(argv[i + 1])
+            if limit < 0:
+                raise _LIMIT_NEGATIVE
+            args.limit = limit
+            i += 1
+        elif xadd and low == b"nomkstream":
+            args.nomkstream = True
+        elif xadd:
+            args.id = parse_xadd_id(opt)  # anything else must be the ID
+            break
+        else:
+            raise SYNTAX_ERROR
+        i += 1
+    args.id_pos = i
+    if args.limit and not args.trims:
+        raise _LIMIT_NO_STRATEGY
+    if not xadd and not args.trims:
+        raise _XTRIM_NO_STRATEGY
+    if args.limit is not None and not args.approx:
+        raise _LIMIT_NO_APPROX
+    return args
+
+
+@command("xadd", -5, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+         summary="Appends a new message to a stream. Creates the key if it doesn't exist.",
+         complexity="O(1) when adding a new entry, O(N) when trimming where N being the number "
+         "of entries evicted.",
+         tips=("nondeterministic_output",),
+         key_specs=_key_spec(("RW", "UPDATE"), "UPDATE instead of INSERT because of the optional "
+                             "trimming feature"),
+         history=(("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the "
+                   "`LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form.")),
+         arguments=(
+             _KEY_ARG,
+             {"token": "NOMKSTREAM", "name": "nomkstream", "type": "pure-token", "optional": True,
+              "since": "6.2.0"},
+             {"name": "trim", "type": "block", "optional": True, "arguments": _TRIM_ARGS},
+             {"name": "id-selector", "type": "oneof", "arguments": (
+                 {"name": "auto-id", "type": "pure-token", "token": "*"},
+                 {"name": "id", "type": "string"})},
+             {"name": "data", "type": "block", "multiple": True, "arguments": (
+                 {"name": "field", "type": "string"}, {"name": "value", "type": "string"})},
+         ))
+def xadd(client: Client, argv: list[bytes]) -> Any:
+    args = parse_add_or_trim(argv, xadd=True)
+    field_pos = args.id_pos + 1
+    nfields = len(argv) - field_pos
+    if nfields < 2 or nfields & 1:
+        return _XADD_ARITY
+    given = args.id
+    if given is not None and given[1] and given[0] == 0:
+        return _XADD_ZERO  # before the lookup, so that no empty key is ever created
+    key = argv[1]
+    db = client.db
+    s = db.get_typed(key, Stream)
+    created = s is None
+    if created:
+        if args.nomkstream:
+            return None
+        s = new_stream(client)
+    if given is None:
+        eid = s.add(argv[field_pos:], now_ms=now_ms())
+    else:
+        eid = s.add(argv[field_pos:], now_ms=now_ms(), id=given[0], seq_given=given[1])
+    if args.trims:
+        s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
+    if created:
+        db.add(key, s)  # only now: a failed add must not leave an empty key behind
+    else:
+        db.signal_modified(key)
+    client.server.keyspace.signal_ready(db.index, key)
+    return format_id(eid)
+
+
+@command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
+         summary="Deletes messages from the beginning of a stream.",
+         complexity="O(N), with N being the number of evicted entries. Constant times are very "
+         "small however, since entries are organized in macro nodes containing multiple entries "
+         "that can be released with a single deallocation.",
+         tips=("nondeterministic_output",), key_specs=_key_spec(("RW", "DELETE")),
+         history=(("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),),
+         arguments=(_KEY_ARG, {"name": "trim", "type": "block", "arguments": _TRIM_ARGS}))
+def xtrim(client: Client, argv: list[bytes]) -> Any:
+    args = parse_add_or_trim(argv, xadd=False)
+    key = argv[1]
+    s = get_stream(client, key)
+    if s is None:
+        return 0
+    removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
+    if removed:
+        client.db.signal_modified(key)
+    return removed
+
+
+@command("xdel", -3, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+         summary="Returns the number of messages after removing them from a stream.",
+         complexity="O(1) for each single item to delete in the stream, regardless of the "
+         "stream size.",
+         key_specs=_key_spec(("RW", "DELETE")),
+         arguments=(_KEY_ARG, {"name": "ID", "type": "string", "multiple": True}))
+def xdel(client: Client, argv: list[bytes]) -> Any:
+    key = argv[1]
+    s = get_stream(client, key)
+    if s is None:
+        return 0  # Redis looks the key up before parsing the IDs
+    # Every ID is parsed before any is deleted: a bad ID must not leave the command half done.
+    ids = [parse_strict_id(arg) for arg in argv[2:]]
+    deleted = s.delete(ids)
+    if deleted:
+        client.db.signal_modified(key)
+    return deleted
+
+
+@command("xsetid", -3, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+         summary="An internal command for replicating stream values.",
+         key_specs=_key_spec(("RW", "UPDATE")),
+         history=(("7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments."),),
+         arguments=(
+             _KEY_ARG, {"name": "last-id", "type": "string"},
+             {"name": "entries-added", "token": "ENTRIESADDED", "type": "integer",
+              "optional": True, "since": "7.0.0"},
+             {"name": "max-deleted-id", "token": "MAXDELETEDID", "type": "string",
+              "optional": True, "since": "7.0.0"},
+         ))
+def xsetid(client: Client, argv: list[bytes]) -> Any:
+    last_id = parse_strict_id(argv[2])
+    entries_added: int | None = None
+    max_deleted: int | None = None
+    argc = len(argv)
+    i = 3
+    # Each option is checked as soon as it is read, as Redis does: a later syntax error loses.
+    while i < argc:
+        opt = argv[i].lower()
+        if opt == b"entriesadded" and i + 1 < argc:
+            entries_added = parse_int(argv[i + 1])
+            if entries_added < 0:
+                raise _ENTRIES_ADDED_NEGATIVE
+        elif opt == b"maxdeletedid" and i + 1 < argc:
+            max_deleted = parse_strict_id(argv[i + 1])
+            if last_id < max_deleted:
+                raise _MAXDEL_GREATER
+        else:
+            raise SYNTAX_ERROR
+        i += 2
+    check_xsetid_args(last_id, entries_added, max_deleted)
+    key = argv[1]
+    s = get_stream(client, key)
+    if s is None:
+        return _NO_SUCH_KEY
+    s.set_id(last_id, entries_added, max_deleted)
+    client.db.signal_modified(key)
+    return OK

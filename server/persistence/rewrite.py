@@ -1,0 +1,139 @@
+"""AOF rewrite (compaction) in a forked child, as Redis does.
+
+The child inherits a copy-on-write snapshot of the keyspace and writes it as commands to a temp
+file while the parent keeps serving; everything the parent appends meanwhile is also kept in a
+rewrite buffer. When the child is done, the parent appends that buffer to the temp file, fsyncs it,
+renames it over the AOF and fsyncs the directory: the switch is atomic, and nothing written during
+the rewrite is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import TYPE_CHECKING
+
+from server.persistence.aof import AppendOnlyFile
+from server.persistence.resp import encode_command
+from server.persistence.snapshot import dataset_commands
+
+if TYPE_CHECKING:
+    from server.keyspace import Keyspace
+
+log = logging.getLogger("rivulet")
+
+
+def write_snapshot(keyspace: Keyspace, path: str) -> None:
+    """Write the whole dataset as commands to path, fsynced (used by the child and by SAVE)."""
+    with open(path, "wb", buffering=1024 * 1024) as fh:
+        batch: list[bytes] = []
+        size = 0
+        for argv in dataset_commands(keyspace):
+            data = encode_command(argv)
+            batch.append(data)
+            size += len(data)
+            if size > 1024 * 1024:
+                fh.write(b"".join(batch))
+                batch.clear()
+                size = 0
+        fh.write(b"".join(batch))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+class Rewriter:
+    """One background rewrite at a time; the server cron calls `poll()` to finish it."""
+
+    def __init__(self, keyspace: Keyspace, aof: AppendOnlyFile) -> None:
+        self.keyspace = keyspace
+        self.aof = aof
+        self.child_pid: int | None = None
+        self.tmp_path: str | None = None
+        self.started = 0.0
+        self.last_status = "ok"
+        self.last_duration = -1
+        self.rewrites = 0
+        self.consecutive_failures = 0
+        self.scheduled = False
+
+    @property
+    def in_progress(self) -> bool:
+        return self.child_pid is not None
+
+    def start(self) -> None:
+        """Fork the child that writes the snapshot. Raises OSError when fork fails."""
+        self.aof.flush()
+        directory = os.path.dirname(os.path.abspath(self.aof.path))
+        self.aof.start_rewrite_buffer()
+        pid = os.fork()
+        if pid == 0:  # child: write and leave without running any parent cleanup
+            code = 1
+            try:
+                path = os.path.join(directory, f"temp-rewriteaof-bg-{os.getpid()}.aof")
+                write_snapshot(self.keyspace, path)
+                code = 0
+            finally:
+                os._exit(code)
+        self.child_pid = pid
+        self.tmp_path = os.path.join(directory, f"temp-rewriteaof-bg-{pid}.aof")
+        self.started = time.monotonic()
+        self.scheduled = False
+        log.info("Background append only file rewriting started by pid %d", pid)
+
+    def poll(self) -> None:
+        """Finish the rewrite if the child has exited (non-blocking)."""
+        if self.child_pid is None:
+            return
+        pid, status = os.waitpid(self.child_pid, os.WNOHANG)
+        if pid == 0:
+            return
+        self.child_pid = None
+        self.last_duration = int(time.monotonic() - self.started)
+        if os.waitstatus_to_exitcode(status) != 0:
+            self._failed("child exited with an error")
+            return
+        try:
+            self._install()
+        except OSError as exc:
+            self._failed(exc.strerror or str(exc))
+            return
+        self.last_status = "ok"
+        self.rewrites += 1
+        self.consecutive_failures = 0
+        log.info("Background AOF rewrite finished successfully")
+
+    def _install(self) -> None:
+        assert self.tmp_path is not None
+        self.aof.flush()
+        tail = bytes(self.aof.rewrite_buf or b"")
+        with open(self.tmp_path, "ab") as fh:
+            fh.write(tail)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.aof.switch_to(self.tmp_path)
+        self.tmp_path = None
+
+    def _failed(self, why: str) -> None:
+        log.warning("Background AOF rewrite failed: %s", why)
+        self.last_status = "err"
+        self.consecutive_failures += 1
+        self.aof.drop_rewrite_buffer()
+        if self.tmp_path:
+            try:
+                os.unlink(self.tmp_path)
+            except OSError:
+                pass
+            self.tmp_path = None
+
+    def kill(self) -> None:
+        """Abort a running rewrite (shutdown, CONFIG SET appendonly no)."""
+        if self.child_pid is None:
+            return
+        try:
+            os.kill(self.child_pid, 9)
+            os.waitpid(self.child_pid, 0)
+        except OSError:
+            pass
+        self.child_pid = None
+        self._failed("killed")
