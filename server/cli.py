@@ -9,6 +9,7 @@ import asyncio
 import logging
 import os
 import shlex
+import signal
 import sys
 
 from server.config import Config, ConfigValueError
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"\n*** FATAL CONFIG ERROR (Rivulet {RIVULET_VERSION}) ***\n{exc}", file=sys.stderr)
         return 1
+    # A file-size limit must make writes fail (EFBIG, handled as a write error), not kill us.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     log = setup_logging(config["loglevel"], config["logfile"])
     config.on_change("loglevel", set_level)
     try:
@@ -137,18 +140,22 @@ async def _run(config: Config, log: logging.Logger) -> int:
     except OSError as exc:
         log.warning("%s", exc)
         return 1
+    loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "
+            "dir=%s appendonly=%s appendfsync=%s loop=%s", RIVULET_VERSION, VERSION, os.getpid(),
+            server.port, ",".join(config["bind"]), config.config_file or "none",
+            os.path.abspath(data_dir), "yes" if config["appendonly"] else "no",
+            config["appendfsync"], loop_name)
+    if config["pidfile"]:
+        with open(config["pidfile"], "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+    try:
+        # Listeners are open: clients connecting while the file loads get -LOADING.
+        await server.persistence.start()
     except AofLoadError as exc:
         log.warning("%s", exc)
         await server.stop()
         return 1
-    loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
-    log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "
-            "dir=%s appendonly=%s loop=%s", RIVULET_VERSION, VERSION, os.getpid(), server.port,
-            ",".join(config["bind"]), config.config_file or "none", os.path.abspath(data_dir),
-            "yes" if config["appendonly"] else "no", loop_name)
-    if config["pidfile"]:
-        with open(config["pidfile"], "w") as fh:
-            fh.write(f"{os.getpid()}\n")
     log.log(NOTICE, "Ready to accept connections tcp")
     await server.serve_until_stopped()
     if config["pidfile"]:

@@ -111,7 +111,6 @@ class Server:
                 port = srv.sockets[0].getsockname()[1]
         self.port = port
         self._schedule_cron()
-        await self.persistence.start()
 
     def _schedule_cron(self) -> None:
         assert self.loop is not None

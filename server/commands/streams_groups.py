@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from protocol.reply import OK, ErrorReply
+from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from server.command_table import command, container
 from server.commands.admin import help_reply, subcommand_syntax_error
 from server.commands.connection import parse_int
@@ -277,7 +277,7 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
     if argc == 3:
         total, first, last, per = g.pending_summary()
         if not total:
-            return [0, None, None, None]
+            return [0, None, None, NULL_ARRAY]  # Redis: nil IDs, null array of consumers
         # Redis sends each consumer's count as a bulk string here.
         return [total, format_id(first), format_id(last), [[name, b"%d" % n] for name, n in per]]
     rows = g.pending_range(start, end, count, now_ms(), consumer, min_idle)

@@ -20,7 +20,7 @@ from server.commands.connection import parse_int
 from server.commands.stream_common import SYNTAX_ERROR, entries_reply
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
 from server.keyspace import now_ms
-from streams import NEW, Stream, nogroup_xreadgroup, parse_read_id
+from streams import NEW, Stream, format_id, nogroup_xreadgroup, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -57,7 +57,9 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
                 served.append((key, entries_reply(entries)))
                 dirty += 1
         else:
-            served.append((key, entries_reply(g.read_history(s, c, spec, count, now))))
+            # A pending entry deleted from the stream comes with a null array for its fields.
+            served.append((key, [[format_id(eid), NULL_ARRAY if fields is None else fields]
+                                 for eid, fields in g.read_history(s, c, spec, count, now)]))
     if dirty:
         client.server.keyspace.dirty += dirty
     return served

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from server.log import NOTICE
 from server.persistence.aof import AppendOnlyFile, fsync_dir
 from server.persistence.loader import load_aof, load_aof_sync
 from server.persistence.rewrite import Rewriter, write_snapshot
@@ -56,7 +57,7 @@ class Persistence:
                 self.loaded_commands = await load_aof(self.server, path)
             finally:
                 self.server.loading = False
-            log.info("DB loaded from append only file: %.3f seconds (%d commands)",
+            log.log(NOTICE, "DB loaded from append only file: %.3f seconds (%d commands)",
                      time.monotonic() - started, self.loaded_commands)
         self._open()
 
@@ -78,17 +79,22 @@ class Persistence:
         if aof is None or not aof.buf:
             return client not in self.held if self.held else True
         ok = aof.flush()
-        if not ok:
-            self._note_error()
-            if aof.fsync_policy == "always":
-                self.held.add(client)
-                return False
+        self._sync_error_state()
+        if not ok and aof.fsync_policy == "always":
+            self.held.add(client)
+            return False
         return True
 
-    def _note_error(self) -> None:
+    def _sync_error_state(self) -> None:
+        """Writes are refused (MISCONF) exactly while the last AOF write failed."""
         aof = self.aof
         if aof is not None and aof.last_write_error is not None:
             self.server.write_error = f"MISCONF Errors writing to the AOF file: {aof.last_write_error}"
+        elif self.server.write_error is not None:
+            self.server.write_error = None
+            held, self.held = self.held, set()
+            for client in held:
+                client.flush()
 
     # --- housekeeping ----------------------------------------------------------------------
 
@@ -97,14 +103,8 @@ class Persistence:
         if aof is None:
             return
         if aof.buf or aof.last_write_error is not None:
-            if aof.flush():
-                if self.server.write_error is not None:
-                    self.server.write_error = None
-                held, self.held = self.held, set()
-                for client in held:
-                    client.flush()
-            else:
-                self._note_error()
+            aof.flush()
+        self._sync_error_state()
         rewriter = self.rewriter
         if rewriter is None:
             return
@@ -181,7 +181,7 @@ class Persistence:
                 log.warning("Error saving on shutdown: %s", exc)
         if self.aof is not None:
             self.aof.close()
-            log.info("Append only file fsynced and closed")
+            log.log(NOTICE, "Append only file fsynced and closed")
 
     # --- run-time changes ------------------------------------------------------------------
 

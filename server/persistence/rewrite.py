@@ -14,6 +14,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from server.log import NOTICE
 from server.persistence.aof import AppendOnlyFile
 from server.persistence.resp import encode_command
 from server.persistence.snapshot import dataset_commands
@@ -79,7 +80,7 @@ class Rewriter:
         self.tmp_path = os.path.join(directory, f"temp-rewriteaof-bg-{pid}.aof")
         self.started = time.monotonic()
         self.scheduled = False
-        log.info("Background append only file rewriting started by pid %d", pid)
+        log.log(NOTICE, "Background append only file rewriting started by pid %d", pid)
 
     def poll(self) -> None:
         """Finish the rewrite if the child has exited (non-blocking)."""
@@ -101,7 +102,7 @@ class Rewriter:
         self.last_status = "ok"
         self.rewrites += 1
         self.consecutive_failures = 0
-        log.info("Background AOF rewrite finished successfully")
+        log.log(NOTICE, "Background AOF rewrite finished successfully")
 
     def _install(self) -> None:
         assert self.tmp_path is not None
