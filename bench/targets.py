@@ -43,9 +43,12 @@ class Target:
 
 
 def start(name: str) -> Target:
-    """A fresh server process: nothing loaded, nothing persisted (no RDB/AOF writes during runs)."""
+    """A fresh server process: nothing loaded, nothing persisted (no RDB/AOF writes during runs).
+
+    Both servers run without persistence, so that the comparison measures the same work.
+    """
     if name == RIVULET:
-        proc = ServerProcess().start()
+        proc = ServerProcess("--appendonly", "no").start()
     elif name == REDIS:
         proc = RedisProcess().start()
     else:

@@ -1,0 +1,80 @@
+"""XREADGROUP COUNT 10 + XACK throughput: redis-benchmark cannot ack what it read, so a few
+Python processes consume a prefilled stream through one group, each acking the batch it read.
+
+Each worker sends the XACK of its previous batch and its next XREADGROUP in one write, the way a
+real consumer pipelines them, so the client's round trips are halved.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from typing import Any
+
+from bench.case import Case, Options
+from bench.procstat import CpuMeter
+from bench.resp import RespClient, encode, load_stream
+from bench.stats import Metric, Sample
+from bench.targets import Target
+
+KEY = "bench:group"
+GROUP = "g"
+COUNT = 10
+
+
+def consume(port: int, consumer: str, barrier: Any, results: Any) -> None:
+    """Read and ack until the group has nothing new; report how many entries were processed."""
+    client = RespClient(port)
+    read = encode("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", COUNT, "STREAMS", KEY, ">")
+    barrier.wait()
+    processed = 0
+    ids: list[bytes] = []
+    while True:
+        if ids:
+            client.send(encode("XACK", KEY, GROUP, *ids) + read)
+            reply = client.read_replies(2)[1]
+        else:
+            client.send(read)
+            reply = client.read_replies(1)[0]
+        if not reply:
+            break
+        ids = [entry[0] for entry in reply[0][1]]
+        processed += len(ids)
+    client.close()
+    results.put(processed)
+
+
+class XreadgroupCase(Case):
+    name = "xreadgroup"
+    metrics = [Metric("xreadgroup.count10+xack", "entries/s", True,
+                      "entries read with XREADGROUP COUNT 10 and acked with XACK, by N consumer processes")]
+
+    def run(self, target: Target, opts: Options) -> dict[str, Sample]:
+        entries = opts.requests
+        with RespClient(target.port) as client:
+            client.call("FLUSHALL")
+            load_stream(client, KEY, entries, ("sensor-id", "1234", "temperature", "19.8"))
+            client.call("XGROUP", "CREATE", KEY, GROUP, "0")
+
+        ctx = multiprocessing.get_context("fork")  # no re-import per worker; the parent has no threads
+        barrier = ctx.Barrier(opts.consumers + 1)
+        results = ctx.Queue()
+        workers = [ctx.Process(target=consume, args=(target.port, f"c{i}", barrier, results))
+                   for i in range(opts.consumers)]
+        for w in workers:
+            w.start()
+        barrier.wait()  # every worker is connected: time only the consuming
+        cpu = CpuMeter(target.pid).start()
+        began = time.perf_counter()
+        processed = sum(results.get(timeout=600) for _ in workers)
+        elapsed = time.perf_counter() - began
+        used = cpu.stop()
+        for w in workers:
+            w.join()
+
+        with RespClient(target.port) as client:
+            pending = client.call("XPENDING", KEY, GROUP)[0]
+        if processed != entries or pending != 0:
+            raise RuntimeError(f"processed {processed} of {entries} entries, {pending} left pending")
+        return {"xreadgroup.count10+xack": Sample(
+            entries / elapsed, entries, used, {"consumers": opts.consumers, "entries": entries})}
