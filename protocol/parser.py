@@ -1,4 +1,4 @@
-"""Request parser: bytes from a client socket in, argument vectors out. No I/O.
+r"""Request parser: bytes from a client socket in, argument vectors out. No I/O.
 
 Behaviour follows Redis 7.4 (``processInputBuffer``, ``processInlineBuffer``,
 ``processMultibulkBuffer`` in networking.c and ``sdssplitargs`` in sds.c).
@@ -11,7 +11,7 @@ API
   calls), in order; each is a non-empty ``list[bytes]``. Empty requests (``*0``, ``*-1``, blank
   inline lines) are dropped, as Redis drops them.
 * ``error`` is ``None`` or a ``ProtocolError``. Redis executes the commands that precede a
-  protocol error, then replies ``error.reply`` (``-ERR Protocol error: ...\\r\\n``) and closes the
+  protocol error, then replies ``error.reply`` (``-ERR Protocol error: ...\r\n``) and closes the
   connection, so the caller runs ``commands`` first, then sends ``error.reply`` and closes.
   ``str(error)`` is the text without the leading ``-`` and the CRLF; the text can carry one raw
   byte (``expected '$', got 'X'``), so it is decoded as latin-1 and ``error.reply`` holds the exact
@@ -29,20 +29,30 @@ queued by MULTI: Redis counts them against the query buffer limit too.
 Speed
 -----
 Multibulk requests go through ``hiredis.Reader`` when the data starts at a command boundary with
-``*``. Its results are only trusted when every command is a non-empty plain list of ``bytes`` and,
-when the data did not end on a command boundary, when the computed size of the commands lands on
-a ``*``. Anything else (hiredis errors, inline commands, odd RESP types, limits, unauthenticated
-clients, huge counts that would make hiredis preallocate a huge list) sends the whole chunk to the
-strict parser below, which reproduces Redis byte for byte. A command left incomplete at the end of
-a chunk is always finished by the strict parser, so header limits are enforced as soon as the
-header arrives and a big bulk is never buffered twice.
+``*``. Its results are only trusted when every command is a non-empty plain list of ``bytes`` and
+the wire size computed for them is consistent: the last command must end exactly at the end of
+the chunk, or, when hiredis is still inside a command, the computed end of the complete ones must
+land on a ``*``. Anything else (hiredis errors, inline commands, odd RESP types, limits,
+unauthenticated clients, huge counts that would make hiredis preallocate a huge list) sends the
+whole chunk to the strict parser below, which reproduces Redis byte for byte and is also what
+decides every error. A command left incomplete at the end of a chunk is always finished by the
+strict parser, so header limits apply as soon as the header arrives and a big bulk is buffered
+once.
+
+Read granularity
+----------------
+Like Redis, the "too big" checks (inline request, count strings) fire only while no terminator is
+buffered, so a 70 KB inline line arriving in one read is accepted and the same line fed in small
+pieces is not; Redis behaves the same way depending on its 16 KiB reads. When a ``feed`` would
+cross the query buffer limit, the data is replayed in 16 KiB pieces, the size of Redis's reads, so
+a big chunk of small complete commands stays legal.
 
 Known deviation
 ---------------
 hiredis turns RESP simple strings (``+x``), big numbers (``(1``) and verbatim strings
 (``=5\r\ntxt:x``) into ``bytes`` and a RESP3 set header (``~N``) into a list, where Redis demands
 ``$`` / ``*``. Chunks containing ``\n+``, ``\n(``, ``\n=`` or ``\n~`` therefore skip hiredis, and
-the size check catches most of the rest. What remains: such an element placed right after a bulk
+the size checks catch most of the rest. What remains: such an element placed right after a bulk
 whose two terminator bytes are not CRLF (Redis never checks them), in a command followed by a
 well-formed command in the same read, is accepted instead of failing with ``expected '$', got
 '+'``. No real client produces that.
@@ -299,11 +309,10 @@ class RequestParser:
         incomplete command (False).
         """
         classes = buf.translate(_CLASSES)
-        # The single-byte searches are memchr() and nearly always miss; the pair searches behind
-        # them are several times slower, so they run only when needed.
-        if b"0000000" in classes and (b"A0000000" in classes or b"T0000000" in classes):
+        # The cheap tests (memchr, count) nearly always rule the slower pair searches out.
+        if classes.count(0x30) >= 7 and (b"A0000000" in classes or b"T0000000" in classes):
             return buf, True
-        if (b"P" in classes or b"T" in classes) and (b"NP" in classes or b"NT" in classes):
+        if (0x50 in classes or 0x54 in classes) and (b"NP" in classes or b"NT" in classes):
             return buf, True
         reader = self._reader
         reader.feed(buf)
@@ -312,7 +321,7 @@ class RequestParser:
         try:
             while (cmd := gets()) is not False:
                 cmds.append(cmd)
-        except hiredis.HiredisError:
+        except Exception:  # noqa: BLE001 - not only HiredisError: a RESP3 map keyed by a list raises TypeError
             self._reader = hiredis.Reader()
             return buf, True
         if len(cmds) == 1:
@@ -353,7 +362,10 @@ class RequestParser:
             # hiredis also reports no data when the chunk ended between two elements of a
             # command, so make sure the last command really ends the chunk.
             count = len(last)
-            size = 3 + len(str(count)) + 3 * count + len(repr(list(map(len, last)))) + total
+            lens = list(map(len, last))
+            # Sum of the decimal digits of all lengths; repr() counts them in one C call.
+            digits = count if max(lens) < 10 else len(repr(lens)) - 2 * count
+            size = 3 + len(str(count)) + 5 * count + digits + total
             end = len(buf)
             if size == end or (size < end and buf.startswith(b"*%d\r\n" % count, end - size)):
                 out.extend(cmds)

@@ -435,3 +435,48 @@ def test_failed_parser_stays_failed() -> None:
     _, err = p.feed(b"*x\r\n")
     assert err is not None
     assert p.feed(resp(b"PING")) == ([], err)
+
+
+class _StrictOnly(RequestParser):
+    """The pure-Python path alone: the reference the hiredis path must agree with."""
+
+    def _fast(self, buf: bytes, out: list[list[bytes]]) -> tuple[bytes, bool]:
+        return buf, True
+
+
+def test_fast_path_agrees_with_strict_parser_on_garbage() -> None:
+    rng = random.Random(99)
+    pieces = [b"*", b"$", b"\r\n", b"\r", b"\n", b"+x\r\n", b":1\r\n", b"~1\r\n", b"=5\r\ntxt:a\r\n",
+              b"0", b"1", b"-1", b"12", b'"', b"'", b" ", b"\\", b"\x00", b"PING", b"*0\r\n",
+              b"*-1\r\n", b"$-1\r\n", b"(1\r\n", b"%1\r\n", b">1\r\n"]
+
+    def run(cls: type[RequestParser], data: bytes, steps: list[int]) -> tuple[list[list[bytes]], bytes | None]:
+        p = cls(max_bulk_len=2000, max_inline=300)
+        got: list[list[bytes]] = []
+        pos = 0
+        for step in steps:
+            out, err = p.feed(data[pos:pos + step])
+            got += out
+            pos += step
+            if err is not None:
+                return got, err.reply
+        return got, None
+
+    for _ in range(1500):
+        parts = []
+        for _ in range(rng.randint(1, 8)):
+            r = rng.random()
+            if r < 0.5:
+                parts.append(resp(*[bytes(rng.choice(b"ab*$\r\n+:") for _ in range(rng.choice([0, 1, 2, 5, 40])))
+                                    for _ in range(rng.randint(1, 4))]))
+            elif r < 0.6:
+                parts.append(b'ECHO "a b" c\r\n')
+            else:
+                parts.append(b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))))
+        data = b"".join(parts)
+        steps = []
+        left = len(data)
+        while left > 0:
+            steps.append(rng.choice([1, 3, 10, 50, 10**6]))
+            left -= steps[-1]
+        assert run(RequestParser, data, steps) == run(_StrictOnly, data, [len(data)]), data

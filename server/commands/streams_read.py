@@ -159,13 +159,13 @@ def xread_reply(client: Client, served: list[tuple[bytes, list[Any]]]) -> Any:
     return Raw(b"".join(parts))
 
 
-def _serve(db: Database, keys: list[bytes], after: list[Any],
+def _serve(keys: list[bytes], values: list[Any], after: list[Any],
            count: int | None) -> list[tuple[bytes, list[Any]]]:
-    """Read every stream key after its ID; keys of another type are skipped (the caller decides
-    about errors). A `+` left unresolved (a woken client) is resolved against the data now."""
+    """Read every stream among `values` (the keys' values) after its ID; other values are
+    skipped (the caller decides about errors). A `+` left unresolved (a woken client) is
+    resolved against the data now."""
     served = []
-    for key, spec in zip(keys, after, strict=True):
-        s = db.get(key)
+    for key, s, spec in zip(keys, values, after, strict=True):
         if type(s) is not Stream:
             continue
         if spec is LAST_ENTRY:
@@ -244,13 +244,15 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     # One pass in key order: a key's type is checked before its ID is parsed, as in Redis, so
     # the first failing key decides the error. `$` and `+` are resolved against the data now.
     after: list[Any] = []
+    values: list[Stream | None] = []
     for key, arg in zip(keys, argv[streams_at + n:], strict=True):
         s = db.get_typed(key, Stream)
         spec = parse_read_id(arg, group=False)
         if type(spec) is not int:
             spec = 0 if s is None else s.resolve_read_id(spec)
         after.append(spec)
-    served = _serve(db, keys, after, count or None)
+        values.append(s)
+    served = _serve(keys, values, after, count or None)
     if served:
         return xread_reply(client, served)
     if timeout < 0:
@@ -266,7 +268,7 @@ def _make_retry(client: Client, db: Database, keys: list[bytes], id_args: list[b
     specs = [LAST_ENTRY if arg == b"+" else spec for arg, spec in zip(id_args, after, strict=True)]
 
     def retry() -> Any:
-        served = _serve(db, keys, specs, count)
+        served = _serve(keys, [db.get(key) for key in keys], specs, count)
         if not served:
             return None  # e.g. the key was deleted or re-created empty: keep waiting
         # Redis re-runs the whole command when a stream key is ready: a key that meanwhile

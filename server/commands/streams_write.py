@@ -80,8 +80,12 @@ class TrimArgs:
         return self.maxlen is not None or self.minid is not None
 
 
-def parse_add_or_trim(argv: list[bytes], xadd: bool) -> TrimArgs:
-    """Options of XADD (xadd=True, stops at the ID) or XTRIM, with Redis's checks in its order."""
+def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) -> TrimArgs:
+    """Options of XADD (xadd=True, stops at the ID) or XTRIM, with Redis's checks in its order.
+
+    `replaying` is the AOF loader: like Redis for its master or AOF, it trims without LIMIT, and
+    accepts the `= ... LIMIT n` form Redis itself logs after rewriting a `~`.
+    """
     args = TrimArgs()
     argc = len(argv)
     i = 2
@@ -127,9 +131,23 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool) -> TrimArgs:
         raise _LIMIT_NO_STRATEGY
     if not xadd and not args.trims:
         raise _XTRIM_NO_STRATEGY
-    if args.limit is not None and not args.approx:
+    if replaying:
+        args.limit = 0
+    elif args.limit is not None and not args.approx:
         raise _LIMIT_NO_APPROX
     return args
+
+
+def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
+    """The trimming options that redo, exactly, what this trim did (for the AOF).
+
+    `~` trims depend on node boundaries and LIMIT, so they are logged as `=` with the threshold
+    that removes the same entries, as Redis does.
+    """
+    if args.maxlen is not None:
+        return [b"MAXLEN", b"=", b"%d" % (s.length if args.approx else args.maxlen)]
+    assert args.minid is not None
+    return [b"MINID", b"=", format_id(s.first_id_with_tombstones() if args.approx else args.minid)]
 
 
 @command("xadd", -5, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
@@ -153,7 +171,7 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool) -> TrimArgs:
                  {"name": "field", "type": "string"}, {"name": "value", "type": "string"})},
          ))
 def xadd(client: Client, argv: list[bytes]) -> Any:
-    args = parse_add_or_trim(argv, xadd=True)
+    args = parse_add_or_trim(argv, xadd=True, replaying=client.is_loader)
     field_pos = args.id_pos + 1
     nfields = len(argv) - field_pos
     if nfields < 2 or nfields & 1:
@@ -180,6 +198,14 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
     else:
         db.signal_modified(key)
     client.server.keyspace.signal_ready(db.index, key)
+    if (given is None or not given[1] or args.approx) and client.server.persistence.aof is not None:
+        # The AOF must replay the same entry: log the generated ID and an exact trim.
+        effect = [b"XADD", key]
+        if args.trims:
+            effect += _trim_effect(args, s)
+        effect.append(format_id(eid))
+        effect += argv[field_pos:]
+        client.propagate(effect)
     return format_id(eid)
 
 
@@ -192,7 +218,7 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
          history=(("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),),
          arguments=(_KEY_ARG, {"name": "trim", "type": "block", "arguments": _TRIM_ARGS}))
 def xtrim(client: Client, argv: list[bytes]) -> Any:
-    args = parse_add_or_trim(argv, xadd=False)
+    args = parse_add_or_trim(argv, xadd=False, replaying=client.is_loader)
     key = argv[1]
     s = get_stream(client, key)
     if s is None:
@@ -200,6 +226,8 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
     if removed:
         client.db.signal_modified(key)
+        if args.approx and client.server.persistence.aof is not None:
+            client.propagate([b"XTRIM", key, *_trim_effect(args, s)])
     return removed
 
 
@@ -259,5 +287,7 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     if s is None:
         return _NO_SUCH_KEY
     s.set_id(last_id, entries_added, max_deleted)
-    client.db.signal_modified(key)
+    # Redis counts the change (so it reaches the AOF) but does not signal the key: WATCH is not
+    # invalidated by XSETID there, and clients rely on Redis's behaviour.
+    client.server.keyspace.dirty += 1
     return OK

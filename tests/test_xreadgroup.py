@@ -1,0 +1,559 @@
+"""XREADGROUP: new entries, consumer history, NOACK, errors, reply bytes, blocking."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import redis
+import redis.asyncio
+
+from tests.serverproc import RawConnection
+
+NOGROUP_MS = b"-NOGROUP No such key 'ms' or consumer group 'g' in XREADGROUP with GROUP option\r\n"
+WRONGTYPE = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+
+
+def resp(*args: bytes | str | int) -> bytes:
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        b = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(b), b))
+    return b"".join(out)
+
+
+def plain(r: redis.Redis) -> redis.Redis:
+    """The client without redis-py's reply callbacks: replies as the protocol delivers them."""
+    r.response_callbacks.clear()
+    return r
+
+
+@pytest.fixture
+def r(r: redis.Redis) -> redis.Redis:
+    return plain(r)
+
+
+@pytest.fixture
+def rc(rc: redis.Redis) -> redis.Redis:
+    return plain(rc)
+
+
+def streams_of(reply) -> dict:
+    """XREADGROUP's reply as {key: entries} for RESP2 (array of pairs) and RESP3 (map)."""
+    if isinstance(reply, dict):
+        return reply
+    return {k: v for k, v in reply}
+
+
+def wait_blocked(r: redis.Redis, n: int, timeout: float = 3.0) -> None:
+    deadline = time.monotonic() + timeout
+    have = -1
+    while time.monotonic() < deadline:
+        info = r.execute_command("INFO", "clients")
+        info = info.decode() if isinstance(info, bytes) else info
+        have = int(info.split("blocked_clients:")[1].split()[0])
+        if have == n:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"expected {n} blocked clients, have {have}")
+
+
+def setup3(r: redis.Redis, key: str = "ms", group: str = "g") -> None:
+    for i in (1, 2, 3):
+        r.execute_command("XADD", key, f"{i}-0", "f", f"v{i}")
+    r.execute_command("XGROUP", "CREATE", key, group, "0")
+
+
+# --- serving ----------------------------------------------------------------------------------
+
+
+def test_new_entries_then_history(rc):
+    r = plain(rc)
+    setup3(r)
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2",
+                                       "STREAMS", "ms", ">"))
+    assert got == {b"ms": [[b"1-0", [b"f", b"v1"]], [b"2-0", [b"f", b"v2"]]]}
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "ms", ">"))
+    assert got == {b"ms": [[b"3-0", [b"f", b"v3"]]]}
+    # nothing new for anyone: a null reply without BLOCK
+    assert r.execute_command("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "ms", ">") is None
+    # each consumer's history is its own PEL, strictly after the given ID
+    hist = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "ms", "0"))
+    assert [e[0] for e in hist[b"ms"]] == [b"1-0", b"2-0"]
+    hist = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "ms", "1-0"))
+    assert [e[0] for e in hist[b"ms"]] == [b"2-0"]
+    hist = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1",
+                                        "STREAMS", "ms", "0-0"))
+    assert [e[0] for e in hist[b"ms"]] == [b"1-0"]
+    hist = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "ms", "0"))
+    assert [e[0] for e in hist[b"ms"]] == [b"3-0"]
+    # history reads count as deliveries
+    rows = r.execute_command("XPENDING", "ms", "g", "-", "+", "10")
+    assert [(row[0], row[1], row[3]) for row in rows] == [
+        (b"1-0", b"alice", 3), (b"2-0", b"alice", 3), (b"3-0", b"bob", 2)]
+
+
+def test_empty_history_is_served_not_null(rc):
+    # Redis bug #5577: an empty PEL still answers with the key and an empty list.
+    r = plain(rc)
+    setup3(r)
+    assert streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "3",
+                                        "STREAMS", "ms", "0")) == {b"ms": []}
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "ms", ">"))
+    assert len(got[b"ms"]) == 3
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "ms", "0"))
+    assert len(got[b"ms"]) == 3
+
+
+def test_history_reports_deleted_entries_with_nil_fields(rc):
+    # Redis bug #5570
+    r = plain(rc)
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    r.execute_command("XADD", "ms", "1", "field1", "A")
+    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
+    r.execute_command("XADD", "ms", "MAXLEN", "1", "2", "field1", "B")
+    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "0-1"))
+    assert got == {b"ms": [[b"1-0", None], [b"2-0", [b"field1", b"B"]]]}
+    # the deleted entry keeps its delivery counter, the live one gets another delivery
+    rows = r.execute_command("XPENDING", "ms", "g", "-", "+", "10")
+    assert [(row[0], row[3]) for row in rows] == [(b"1-0", 1), (b"2-0", 2)]
+
+
+def test_noack_skips_the_pel_but_advances_the_group(rc):
+    r = plain(rc)
+    setup3(r)
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "NOACK", "STREAMS", "ms", ">"))
+    assert len(got[b"ms"]) == 3
+    assert r.execute_command("XPENDING", "ms", "g") == [0, None, None, None]
+    info = r.execute_command("XINFO", "GROUPS", "ms")[0]
+    info = info if isinstance(info, dict) else dict(zip(info[::2], info[1::2], strict=True))
+    assert info[b"last-delivered-id"] == b"3-0"
+    assert info[b"entries-read"] == 3
+    assert info[b"consumers"] == 1  # NOACK still creates the consumer
+    assert info[b"lag"] == 0
+
+
+def test_count_zero_and_negative_mean_all(rc):
+    r = plain(rc)
+    setup3(r)
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "-5", "STREAMS", "ms", ">"))
+    assert len(got[b"ms"]) == 3
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "0", "STREAMS", "ms", "0"))
+    assert len(got[b"ms"]) == 3
+
+
+def test_several_streams_only_served_ones_appear(rc):
+    r = plain(rc)
+    setup3(r, "a")
+    r.execute_command("XGROUP", "CREATE", "b", "g", "$", "MKSTREAM")
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">", ">"))
+    assert list(got) == [b"a"]
+    # a history read is always part of the reply, even when empty
+    got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "b", "a", "0", ">"))
+    assert got == {b"b": []}
+
+
+def test_setid_reassigns_pending_entries(r):
+    # "PEL NACK reassignment after XGROUP SETID event"
+    r = plain(r)
+    for i in range(1, 5):
+        r.execute_command("XADD", "events", f"{i}-0", "f1", "v1")
+    r.execute_command("XGROUP", "CREATE", "events", "g1", "$")
+    r.execute_command("XADD", "events", "5-0", "f1", "v1")
+    assert len(r.execute_command("XREADGROUP", "GROUP", "g1", "c1", "STREAMS", "events", ">")[0][1]) == 1
+    r.execute_command("XGROUP", "SETID", "events", "g1", "-")
+    assert len(r.execute_command("XREADGROUP", "GROUP", "g1", "c2", "STREAMS", "events", ">")[0][1]) == 5
+    assert r.execute_command("XPENDING", "events", "g1") == [5, b"1-0", b"5-0", [[b"c2", b"5"]]]
+    row = r.execute_command("XPENDING", "events", "g1", "5-0", "5-0", "1")[0]
+    assert row[1] == b"c2" and row[3] == 1  # re-delivery resets the counter
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+ERRORS = [
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "$"),
+     "The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this "
+     "consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just "
+     "return an empty result set."),
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "+"),
+     "The + ID is meaningless in the context of XREADGROUP: you want to read the history of this "
+     "consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just "
+     "return an empty result set."),
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "x-1"),
+     "Invalid stream ID specified as stream command argument"),
+    (("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "ms"),
+     "Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified."),
+    (("XREADGROUP", "COUNT", "1", "NOACK", "STREAMS", "ms", ">"), "Missing GROUP option for XREADGROUP"),
+    (("XREADGROUP", "GROUP", "g", "c", "FOO", "STREAMS", "ms", ">"), "syntax error"),
+    (("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "NOACK", ">"), "syntax error"),
+    (("XREADGROUP", "GROUP", "g", "c", "COUNT", "x", "STREAMS", "ms", ">"),
+     "value is not an integer or out of range"),
+    (("XREADGROUP", "GROUP", "g", "c", "BLOCK", "-1", "STREAMS", "ms", ">"), "timeout is negative"),
+    (("XREADGROUP", "GROUP", "g", "c", "BLOCK", "1.5", "STREAMS", "ms", ">"),
+     "timeout is not an integer or out of range"),
+    # options are all parsed before the streams are looked at
+    (("XREADGROUP", "GROUP", "nogroup", "c", "BLOCK", "x", "STREAMS", "nokey", ">"),
+     "timeout is not an integer or out of range"),
+    (("XREADGROUP", "GROUP", "nogroup", "c", "STREAMS", "ms", ">"),
+     "NOGROUP No such key 'ms' or consumer group 'nogroup' in XREADGROUP with GROUP option"),
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "nokey", ">"),
+     "NOGROUP No such key 'nokey' or consumer group 'g' in XREADGROUP with GROUP option"),
+    # key by key: the second key's NOGROUP wins over nothing, the first key's ID error over it
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "nokey", "$", ">"), "The $ ID is meaningless"),
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "str", ">", ">"),
+     "WRONGTYPE Operation against a key holding the wrong kind of value"),
+    (("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms"), "wrong number of arguments for 'xreadgroup' command"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_errors(r, argv, message):
+    setup3(r)
+    r.set("str", "x")
+    with pytest.raises(redis.ResponseError) as exc:
+        r.execute_command(*argv)
+    assert str(exc.value).startswith(message)
+    # a failed XREADGROUP creates no consumer and delivers nothing
+    assert r.execute_command("XPENDING", "ms", "g")[0] == 0
+    assert r.execute_command("XINFO", "CONSUMERS", "ms", "g") == []
+
+
+def test_error_prefixes_on_the_wire(raw, r):
+    setup3(r)
+    raw.send(resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "x"))
+    expected = b"-ERR Invalid stream ID specified as stream command argument\r\n"
+    assert raw.read_exactly(len(expected)) == expected
+    raw.send(resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "nokey", ">"))
+    expected = b"-NOGROUP No such key 'nokey' or consumer group 'g' in XREADGROUP with GROUP option\r\n"
+    assert raw.read_exactly(len(expected)) == expected
+
+
+# --- reply bytes ------------------------------------------------------------------------------
+
+
+def test_reply_bytes_resp2_and_resp3(server, r):
+    setup3(r)
+    conn = RawConnection(server.port)
+    try:
+        cmd = resp("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "ms", ">")
+        expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$2\r\nv1\r\n"
+        assert conn.request(cmd, len(expected)) == expected
+        conn.send(resp("HELLO", "3"))
+        conn.sock.settimeout(0.3)
+        conn.read_until_closed()  # drain the HELLO map
+        conn.sock.settimeout(5)
+        expected = b"%1\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$2\r\nv2\r\n"
+        assert conn.request(cmd, len(expected)) == expected
+        # a deleted entry in the history: nil fields are a null (RESP3) ...
+        r.execute_command("XDEL", "ms", "1-0")
+        cmd = resp("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "ms", "0")
+        expected = b"%1\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-0\r\n_\r\n"
+        assert conn.request(cmd, len(expected)) == expected
+        # nothing new, no BLOCK: null
+        cmd = resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
+        conn.send(cmd)
+        conn.send(cmd)
+        assert conn.read_exactly(len(b"%1\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n3-0\r\n")) == \
+            b"%1\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n3-0\r\n"
+        assert conn.read_exactly(len(b"*2\r\n$1\r\nf\r\n$2\r\nv3\r\n_\r\n")) == \
+            b"*2\r\n$1\r\nf\r\n$2\r\nv3\r\n_\r\n"
+    finally:
+        conn.close()
+
+
+def test_null_and_nil_fields_resp2_bytes(raw, r):
+    setup3(r)
+    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
+    r.execute_command("XDEL", "ms", "2-0")
+    cmd = resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
+    assert raw.request(cmd, 5) == b"*-1\r\n"
+    cmd = resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "1-0")
+    expected = (b"*1\r\n*2\r\n$2\r\nms\r\n*2\r\n*2\r\n$3\r\n2-0\r\n*-1\r\n"
+                b"*2\r\n$3\r\n3-0\r\n*2\r\n$1\r\nf\r\n$2\r\nv3\r\n")
+    assert raw.request(cmd, len(expected)) == expected
+
+
+def test_command_table_entry(r):
+    assert r.execute_command("COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "g", "c", "COUNT", "1",
+                             "STREAMS", "s1", "s2", ">", ">") == [b"s1", b"s2"]
+    # a group or consumer called STREAMS is not taken for the keyword
+    assert r.execute_command("COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "streams", "streams",
+                             "STREAMS", "k", ">") == [b"k"]
+    info = r.execute_command("COMMAND", "INFO", "XREADGROUP")[0]
+    assert info[1] == -7
+    assert {b"write", b"blocking", b"movablekeys"} <= set(info[2])
+
+
+# --- blocking ---------------------------------------------------------------------------------
+
+
+def test_block_served_by_xadd(raw, r):
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    raw.send(resp("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "ms", ">"))
+    wait_blocked(r, 1)
+    # the consumer exists while it waits, as in Redis
+    consumers = r.execute_command("XINFO", "CONSUMERS", "ms", "g")
+    assert consumers[0][1] == b"alice"
+    r.execute_command("XADD", "ms", "5-1", "k", "v")
+    expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n5-1\r\n*2\r\n$1\r\nk\r\n$1\r\nv\r\n"
+    assert raw.read_exactly(len(expected)) == expected
+    assert r.execute_command("XPENDING", "ms", "g")[:3] == [1, b"5-1", b"5-1"]
+    wait_blocked(r, 0)
+
+
+def test_block_fifo_between_consumers_of_one_group(server, r):
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    first, second = RawConnection(server.port), RawConnection(server.port)
+    try:
+        first.send(resp("XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "ms", ">"))
+        wait_blocked(r, 1)
+        second.send(resp("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "ms", ">"))
+        wait_blocked(r, 2)
+        r.execute_command("XADD", "ms", "1-1", "n", "1")
+        expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nn\r\n$1\r\n1\r\n"
+        assert first.read_exactly(len(expected)) == expected
+        wait_blocked(r, 1)  # the second consumer found nothing new and keeps waiting
+        assert not _has_data(second)
+        r.execute_command("XADD", "ms", "1-2", "n", "2")
+        expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-2\r\n*2\r\n$1\r\nn\r\n$1\r\n2\r\n"
+        assert second.read_exactly(len(expected)) == expected
+        assert r.execute_command("XPENDING", "ms", "g") == [2, b"1-1", b"1-2", [[b"c1", b"1"], [b"c2", b"1"]]]
+    finally:
+        first.close()
+        second.close()
+
+
+def _has_data(conn: RawConnection, wait: float = 0.05) -> bool:
+    conn.sock.settimeout(wait)
+    try:
+        data = conn.sock.recv(1, 2)  # MSG_PEEK
+        return bool(data)
+    except TimeoutError:
+        return False
+    finally:
+        conn.sock.settimeout(5)
+
+
+def test_block_several_groups_each_get_the_entry(server, r):
+    r.execute_command("XGROUP", "CREATE", "ms", "g1", "$", "MKSTREAM")
+    r.execute_command("XGROUP", "CREATE", "ms", "g2", "$")
+    a, b = RawConnection(server.port), RawConnection(server.port)
+    try:
+        a.send(resp("XREADGROUP", "GROUP", "g1", "c", "BLOCK", "0", "STREAMS", "ms", ">"))
+        b.send(resp("XREADGROUP", "GROUP", "g2", "c", "BLOCK", "0", "STREAMS", "ms", ">"))
+        wait_blocked(r, 2)
+        r.execute_command("XADD", "ms", "9-0", "x", "y")
+        expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n9-0\r\n*2\r\n$1\r\nx\r\n$1\r\ny\r\n"
+        assert a.read_exactly(len(expected)) == expected
+        assert b.read_exactly(len(expected)) == expected
+    finally:
+        a.close()
+        b.close()
+
+
+def test_block_timeout(raw, r):
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    t0 = time.monotonic()
+    assert raw.request(resp("XREADGROUP", "GROUP", "g", "c", "BLOCK", "100", "STREAMS", "ms", ">"), 5) == b"*-1\r\n"
+    assert 0.09 <= time.monotonic() - t0 < 2
+    wait_blocked(r, 0)
+
+
+def test_block_does_not_reply_empty_when_new_entries_were_deleted(raw, r):
+    # "Blocking XREADGROUP will not reply with an empty array"
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    r.execute_command("XADD", "ms", "666", "f", "v")
+    r.execute_command("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "10", "STREAMS", "ms", ">")
+    r.execute_command("XADD", "ms", "667", "f2", "v2")
+    r.execute_command("XDEL", "ms", "667")
+    assert raw.request(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "10", "STREAMS", "ms", ">"), 5) \
+        == b"*-1\r\n"
+
+
+def test_history_read_never_blocks(rc):
+    r = plain(rc)
+    setup3(r)
+    t0 = time.monotonic()
+    got = r.execute_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "ms", "0")
+    assert streams_of(got) == {b"ms": []}
+    assert time.monotonic() - t0 < 1
+
+
+def test_block_inside_multi_answers_null(r):
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    pipe = r.pipeline(transaction=True)
+    pipe.execute_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "ms", ">")
+    pipe.execute_command("XADD", "ms", "1-0", "a", "b")
+    assert pipe.execute() == [None, b"1-0"]
+
+
+def test_disconnect_while_blocked(server, r):
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    conn = RawConnection(server.port)
+    conn.send(resp("XREADGROUP", "GROUP", "g", "gone", "BLOCK", "0", "STREAMS", "ms", ">"))
+    wait_blocked(r, 1)
+    conn.close()
+    wait_blocked(r, 0)
+    r.execute_command("XADD", "ms", "1-0", "a", "b")
+    # the entry was not delivered to the departed client: the next reader gets it
+    got = r.execute_command("XREADGROUP", "GROUP", "g", "other", "STREAMS", "ms", ">")
+    assert got[0][1][0][0] == b"1-0"
+    assert r.execute_command("XPENDING", "ms", "g")[3] == [[b"other", b"1"]]
+
+
+@pytest.mark.parametrize("how", ["del", "flushall", "flushdb", "destroy", "unlink"])
+def test_blocked_reader_released_with_nogroup(raw, r, how):
+    # Redis 7.4 re-runs the blocked command, which then fails with its own NOGROUP error
+    # (Redis 7.0 answered "-UNBLOCKED the stream key no longer exists" / "-NOGROUP the consumer
+    # group this client was blocked on no longer exists" instead).
+    r.execute_command("XADD", "ms", "666", "f", "v")
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
+    raw.send(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "0", "STREAMS", "ms", ">"))
+    wait_blocked(r, 1)
+    if how == "destroy":
+        assert r.execute_command("XGROUP", "DESTROY", "ms", "g") == 1
+    elif how in ("del", "unlink"):
+        r.execute_command(how.upper(), "ms")
+    else:
+        r.execute_command(how.upper())
+    assert raw.read_exactly(len(NOGROUP_MS)) == NOGROUP_MS
+    wait_blocked(r, 0)
+
+
+@pytest.mark.parametrize("how", ["set", "multi"])
+def test_blocked_reader_released_with_wrongtype(raw, r, how):
+    r.execute_command("XADD", "ms", "666", "f", "v")
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
+    raw.send(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "0", "STREAMS", "ms", ">"))
+    wait_blocked(r, 1)
+    if how == "set":
+        r.set("ms", "val1")
+    else:
+        pipe = r.pipeline(transaction=True)
+        pipe.delete("ms")
+        pipe.set("ms", "e1")
+        pipe.execute()
+    assert raw.read_exactly(len(WRONGTYPE)) == WRONGTYPE
+
+
+def test_blocked_reader_survives_recreated_key_with_group(raw, r):
+    r.execute_command("XADD", "ms", "666", "f", "v")
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
+    raw.send(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "0", "STREAMS", "ms", ">"))
+    wait_blocked(r, 1)
+    # delete and re-create key and group atomically: the re-run finds the group, nothing new
+    pipe = r.pipeline(transaction=True)
+    pipe.delete("ms")
+    pipe.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    pipe.execute()
+    wait_blocked(r, 1)
+    r.execute_command("XADD", "ms", "700", "x", "y")
+    expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$5\r\n700-0\r\n*2\r\n$1\r\nx\r\n$1\r\ny\r\n"
+    assert raw.read_exactly(len(expected)) == expected
+
+
+def test_blocked_commands_behind_run_after_release(raw, r):
+    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    raw.send(resp("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "ms", ">") + resp("PING"))
+    wait_blocked(r, 1)
+    r.execute_command("XADD", "ms", "1-0", "a", "b")
+    expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n+PONG\r\n"
+    assert raw.read_exactly(len(expected)) == expected
+
+
+async def test_async_client_blocking_read(ar, server):
+    await ar.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    writer = redis.asyncio.Redis(port=server.port)
+    try:
+        task = asyncio.create_task(ar.xreadgroup("g", "c", {"ms": ">"}, block=2000))
+        for _ in range(200):
+            if (await writer.info("clients"))["blocked_clients"] == 1:
+                break
+            await asyncio.sleep(0.005)
+        await writer.xadd("ms", {"k": "v"}, id="3-3")
+        got = await asyncio.wait_for(task, 3)
+        assert got == {b"ms": [[(b"3-3", {b"k": b"v"})]]} or got == {b"ms": [[b"3-3", {b"k": b"v"}]]}
+        assert await ar.xack("ms", "g", "3-3") == 1
+        assert (await ar.xpending("ms", "g"))["pending"] == 0
+    finally:
+        await writer.aclose()
+
+
+def test_redis_py_sync_helpers(server):
+    r = redis.Redis(port=server.port)
+    r.flushall()
+    r.xgroup_create("ms", "g", id="0", mkstream=True)
+    r.xadd("ms", {"a": "1"}, id="1-0")
+    r.xadd("ms", {"b": "2"}, id="2-0")
+    got = r.xreadgroup("g", "c", {"ms": ">"}, count=1)
+    assert got == [[b"ms", [(b"1-0", {b"a": b"1"})]]]
+    got = r.xreadgroup("g", "c", {"ms": ">"}, noack=True)
+    assert got == [[b"ms", [(b"2-0", {b"b": b"2"})]]]
+    assert r.xpending("ms", "g")["pending"] == 1
+    r.close()
+
+
+# --- differential -----------------------------------------------------------------------------
+
+SCRIPT = [
+    ("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"),
+    ("XADD", "s", "1-1", "a", "1"),
+    ("XADD", "s", "1-2", "b", "2"),
+    ("XADD", "s", "2-0", "c", "3"),
+    ("XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">"),
+    ("XREADGROUP", "GROUP", "g", "c2", "NOACK", "STREAMS", "s", ">"),
+    ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"),
+    ("XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0"),
+    ("XDEL", "s", "1-1"),
+    ("XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0-0"),
+    ("XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "s", "1-1"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "s", ">", "0"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "$"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "+"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "nokey", ">", ">"),
+    ("XREADGROUP", "GROUP", "g", "c3", "BLOCK", "-1", "STREAMS", "s", ">"),
+    ("XREADGROUP", "GROUP", "g", "c3", "COUNT", "1", "STREAMS", "s", "1-x"),
+    ("XREADGROUP", "GROUP", "g", "c3", "COUNT", "1", "BLOCK", "1", "STREAMS", "s", ">"),
+    ("XREADGROUP", "COUNT", "1", "NOACK", "STREAMS", "s", ">"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "18446744073709551615-18446744073709551615"),
+    ("SET", "str", "x"),
+    ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "str", ">"),
+    ("XPENDING", "s", "g"),
+    ("XINFO", "GROUPS", "s"),
+]
+
+
+def _run(port: int, script) -> list:
+    with redis.Redis(port=port, protocol=2) as c:
+        plain(c)
+        c.flushall()
+        out = []
+        for argv in script:
+            try:
+                out.append(c.execute_command(*argv))
+            except redis.ResponseError as exc:
+                out.append(("error", str(exc)))
+        return out
+
+
+# Where Redis 7.0 (the reference binary) and 7.4 (the specification) differ: 7.4 names `+` in
+# XREADGROUP specifically (it became meaningful for XREAD in 7.4); 7.0 calls it an invalid ID.
+KNOWN_7_0_DIFFERENCES = {
+    SCRIPT.index(("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", "+")):
+        ("error", "The + ID is meaningless in the context of XREADGROUP: you want to read the "
+         "history of this consumer by specifying a proper ID, or use the > ID to get new messages. "
+         "The + ID would just return an empty result set."),
+}
+
+
+def test_differential_against_real_redis(server, real_redis):
+    ours = _run(server.port, SCRIPT)
+    theirs = _run(real_redis.port, SCRIPT)
+    for i, (argv, a, b) in enumerate(zip(SCRIPT, ours, theirs, strict=True)):
+        if i in KNOWN_7_0_DIFFERENCES:
+            assert a == KNOWN_7_0_DIFFERENCES[i], argv
+        else:
+            assert a == b, argv
