@@ -9,6 +9,7 @@ signal the key as modified: WATCH is not invalidated by group bookkeeping.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
@@ -16,6 +17,7 @@ from server.command_table import command, container
 from server.commands.admin import help_reply, subcommand_syntax_error
 from server.commands.connection import parse_int
 from server.commands.stream_common import SYNTAX_ERROR, entries_reply, get_stream, new_stream
+from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
 from server.keyspace import now_ms
 from streams import (
     LAST,
@@ -123,8 +125,12 @@ def xgroup_create(client: Client, argv: list[bytes]) -> Any:
         # MKSTREAM: only now that nothing can fail any more, as Redis does.
         s = new_stream(client)
         client.db.add(argv[2], s)
-    s.create_group(argv[3], last_id, entries_read)
+    g = s.create_group(argv[3], last_id, entries_read)
     _touch_dirty(client)
+    if aof_enabled(client):
+        # `$` is resolved here: log the concrete position.
+        client.propagate([b"XGROUP", b"CREATE", argv[2], argv[3], format_id(g.last_id), b"MKSTREAM",
+                          b"ENTRIESREAD", b"%d" % (-1 if g.entries_read is None else g.entries_read)])
     return OK
 
 
@@ -141,6 +147,8 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
     spec = parse_group_id(argv[4], setid=True)
     g.set_id(s.last_id if spec == LAST else spec, entries_read)
     _touch_dirty(client)
+    if aof_enabled(client):
+        client.propagate(position_effect(argv[2], g))
     return OK
 
 
@@ -287,6 +295,17 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
 # --- XCLAIM / XAUTOCLAIM -----------------------------------------------------------------------
 
 
+def _propagate_claims(client: Client, key: bytes, g: ConsumerGroup, created: bytes | None,
+                      ids: Iterable[int], position_before: tuple[int, int | None] | None) -> None:
+    if created is not None:
+        client.propagate(consumer_effect(key, g, created))
+    propagate_pel(client, key, g, sorted(ids))
+    if position_before is not None and position_before != (g.last_id, g.entries_read):
+        client.propagate(position_effect(key, g))
+    if client.propagation is None:
+        client.propagation = []  # nothing changed: log nothing rather than the command
+
+
 def _claim_group(client: Client, argv: list[bytes]) -> tuple[Stream, ConsumerGroup]:
     s = get_stream(client, argv[1])
     g = None if s is None else s.groups.get(argv[2])
@@ -359,10 +378,16 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
                 f"ERR Unrecognized XCLAIM option '{argv[j].decode('utf-8', 'surrogateescape')}'")
         j += 1
     consumer, _created = g.touch_consumer(argv[3], now)
+    pending_before = [eid for eid in ids if eid in g.pel]
+    position_before = (g.last_id, g.entries_read)
     claimed = g.claim(s, consumer, ids, min_idle, now, delivery_time=delivery_time,
                       retry_count=retry_count, force=force, justid=justid, last_id=last_id)
     if claimed or _created:
         _touch_dirty(client)
+    if aof_enabled(client):
+        _propagate_claims(client, argv[1], g, argv[3] if _created else None,
+                          set(pending_before) | {eid for eid in ids if eid in g.pel},
+                          position_before)
     if justid:
         return [format_id(eid) for eid in claimed]  # type: ignore[arg-type]
     return entries_reply(claimed)  # type: ignore[arg-type]
@@ -404,5 +429,8 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     cursor, claimed, deleted = g.autoclaim(s, consumer, start, min_idle, now, count, justid)
     if claimed or deleted or _created:
         _touch_dirty(client)
+    if aof_enabled(client):
+        touched = [e if justid else e[0] for e in claimed] + list(deleted)  # type: ignore[index]
+        _propagate_claims(client, argv[1], g, argv[3] if _created else None, touched, None)
     body = [format_id(eid) for eid in claimed] if justid else entries_reply(claimed)  # type: ignore[arg-type]
     return [format_id(cursor), body, [format_id(eid) for eid in deleted]]

@@ -18,6 +18,7 @@ from server.blocking import Block
 from server.command_table import command
 from server.commands.connection import parse_int
 from server.commands.stream_common import SYNTAX_ERROR, entries_reply
+from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
 from server.keyspace import now_ms
 from streams import NEW, Stream, format_id, nogroup_xreadgroup, parse_read_id
@@ -45,21 +46,32 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     now = now_ms()
     served: list[tuple[bytes, list[Any]]] = []
     dirty = 0
+    logging = aof_enabled(client)
     for key, s, g, spec in targets:
         # Consumers are created (and their seen-time set) even when nothing is served, so a
         # blocking reader shows up in XINFO CONSUMERS while it waits, as in Redis.
         c, created = g.touch_consumer(consumer, now)
         if created:
             dirty += 1
+            if logging:
+                client.propagate(consumer_effect(key, g, consumer))
         if spec is NEW:
             entries = g.read_new(s, c, count, noack, now)
             if entries:
                 served.append((key, entries_reply(entries)))
                 dirty += 1
+                if logging:
+                    if not noack:
+                        propagate_pel(client, key, g, (eid for eid, _fields in entries))
+                    client.propagate(position_effect(key, g))
         else:
             # A pending entry deleted from the stream comes with a null array for its fields.
+            history = g.read_history(s, c, spec, count, now)
             served.append((key, [[format_id(eid), NULL_ARRAY if fields is None else fields]
-                                 for eid, fields in g.read_history(s, c, spec, count, now)]))
+                                 for eid, fields in history]))
+            if logging and history:
+                # Delivery counts and times moved on: log them, or a restart would lose them.
+                propagate_pel(client, key, g, (eid for eid, fields in history if fields is not None))
     if dirty:
         client.server.keyspace.dirty += dirty
     return served

@@ -153,11 +153,18 @@ class AppendOnlyFile:
         self.write_errors += 1
 
     def fsync_now(self) -> None:
+        # The lock only guards the descriptor swap of a rewrite: the fsync itself runs on a
+        # duplicate so that the event loop, which takes the lock to write, never waits for it.
         with self._fd_lock:
-            if self.fd is not None:
-                os.fdatasync(self.fd)
-                self._unsynced = False
-                self.last_fsync = time.monotonic()
+            if self.fd is None:
+                return
+            fd = os.dup(self.fd)
+            self._unsynced = False
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
+        self.last_fsync = time.monotonic()
 
     def _fsync_loop(self) -> None:
         # everysec: one fdatasync a second at most, off the event-loop thread.
@@ -189,8 +196,10 @@ class AppendOnlyFile:
             old = self.fd
             self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             self.size = self.base_size = os.fstat(self.fd).st_size
-            if old is not None:
-                os.close(old)
+        if old is not None:
+            # The old file was unlinked by the rename: closing its last descriptor frees its
+            # blocks, which takes tens of ms for a large file. Do it off the event loop.
+            threading.Thread(target=os.close, args=(old,), name="aof-close", daemon=True).start()
         self.rewrite_buf = None
         # The rewritten file ends with its own SELECT state unknown to us: force a SELECT.
         self.selected_db = -1

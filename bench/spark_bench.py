@@ -1,0 +1,115 @@
+"""Spark source and sink throughput (`python -m bench.spark_bench`; needs the [spark] extra + Java).
+
+Source: a batch read of N entries through `redis_streams` into Spark's `noop` sink (so only the
+read path is measured), and a streaming availableNow read of the same entries. Sink: N rows
+written with `df.write.format("redis_streams")`, plain and idempotent. Each figure is
+entries/second over the Spark job's wall time, on fresh Rivulet and redis-server processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import redis
+
+from bench.targets import REDIS, RIVULET, redis_available, start
+
+
+def _spark():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from spark import register
+
+    session = (SparkSession.builder.master("local[2]").appName("rivulet-spark-bench")
+               .config("spark.driver.memory", "1g").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    return session
+
+
+def _fill(port: int, key: str, n: int) -> None:
+    r = redis.Redis(port=port)
+    pipe = r.pipeline(transaction=False)
+    for i in range(n):
+        pipe.xadd(key, {"sensor": f"sensor-{i % 10}", "temperature": f"{20 + i % 7}.5", "seq": str(i)})
+        if len(pipe) >= 5000:
+            pipe.execute()
+    pipe.execute()
+    r.close()
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def bench_target(spark, name: str, n: int, partitions: int) -> dict[str, float]:
+    results: dict[str, float] = {}
+    with start(name) as target:
+        url = f"redis://127.0.0.1:{target.port}/0"
+        _fill(target.port, "bench", n)
+
+        def batch_read() -> None:
+            (spark.read.format("redis_streams").option("url", url).option("streams", "bench")
+             .option("partitionsPerStream", str(partitions)).option("batchSize", "2000")
+             .load().write.format("noop").mode("overwrite").save())
+
+        batch_read()  # warm-up: Python workers, JIT
+        results["source batch (noop)"] = n / _timed(batch_read)
+
+        def stream_read() -> None:
+            with tempfile.TemporaryDirectory() as cp:
+                q = (spark.readStream.format("redis_streams").option("url", url).option("streams", "bench")
+                     .option("startingOffsets", "earliest").option("partitionsPerStream", str(partitions))
+                     .option("batchSize", "2000").load()
+                     .writeStream.format("noop").option("checkpointLocation", cp)
+                     .trigger(availableNow=True).start())
+                q.awaitTermination()
+
+        results["source stream availableNow (noop)"] = n / _timed(stream_read)
+
+        rows = spark.range(n, numPartitions=partitions).selectExpr(
+            "concat('sensor-', cast(id % 10 as string)) as sensor", "cast(id as string) as seq",
+            "20.5 + (id % 7) as temperature").cache()
+        rows.count()
+        for label, options in (("sink", {}), ("sink idempotent", {"idempotent": "true"})):
+            key = f"out:{label}"
+
+            def write(key: str = key, options: dict = options) -> None:
+                w = rows.write.format("redis_streams").mode("append").option("url", url).option("stream", key)
+                for k, v in options.items():
+                    w = w.option(k, v)
+                w.save()
+
+            results[label] = n / _timed(write)
+            assert redis.Redis(port=target.port).xlen(key) == n
+        rows.unpersist()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=200_000)
+    parser.add_argument("--partitions", type=int, default=2)
+    args = parser.parse_args()
+    spark = _spark()
+    names = [RIVULET] + ([REDIS] if redis_available() else [])
+    print(f"Spark redis_streams throughput, {args.entries} entries, {args.partitions} partitions (entries/s)")
+    for name in names:
+        for label, rate in bench_target(spark, name, args.entries, args.partitions).items():
+            print(f"  {name:<8} {label:<36} {rate:>10,.0f}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
