@@ -5,12 +5,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 6379
 
-.PHONY: run test lint bench tools clean
+.PHONY: run test lint bench tools clean java pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	# compat mode: the checkout on sys.path, so Spark's pyspark_* data source discovery sees us.
+	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 # redis-server / redis-cli / redis-benchmark from Debian's packages: used by the redis-cli tests,
@@ -25,7 +26,7 @@ run: $(STAMP)
 	mkdir -p data
 	$(PY) -m server --port $(PORT) --dir data
 
-test: $(STAMP) tools
+test: $(STAMP) tools $(SPARK_STAMP) java
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
@@ -37,3 +38,25 @@ bench: $(STAMP) tools
 
 clean:
 	rm -rf $(VENV) data .pytest_cache
+
+# --- Spark (the redis_streams source and sink, spark/) ---------------------------------------
+SPARK_STAMP := $(VENV)/.spark-installed
+
+$(SPARK_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[spark]' --config-settings editable_mode=compat
+	touch $(SPARK_STAMP)
+
+# Spark needs a Java 17+ runtime: install Debian's when root, else say what to install.
+java:
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing openjdk-17-jre-headless (Debian package) for Spark"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	  else echo "Spark needs a Java 17+ runtime: install openjdk-17-jre-headless (or set JAVA_HOME)"; exit 1; fi; \
+	fi
+
+# The example pipeline: a server on $(PORT) (started if none answers), the sensor producer and the
+# streaming job; prints per-sensor 10-second averages from sensors:avg as they arrive.
+pipeline: $(SPARK_STAMP) java
+	$(PY) examples/sensor_pipeline.py --port $(PORT)

@@ -1,0 +1,229 @@
+"""The sink: `df.write` / `writeStream` rows become XADDs, pipelined, optionally exactly once.
+
+Row -> entry: the `fields` MAP column (if any) gives the fields; otherwise every column except
+`stream` (the target key, when the `stream` option is absent) and the ID column becomes a field
+named after the column with its value as a string, nulls left out.
+
+Idempotent mode: a task's XADDs and a marker key named after (query, batch, partition) go in one
+MULTI/EXEC, guarded by WATCH on the marker. A retried or speculative attempt of the same task
+finds the marker and writes nothing, so each (query, batch, partition) lands exactly once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import redis
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+
+from spark import client
+from spark.options import OptionError, WriteOptions
+
+# Local properties Spark's MicroBatchExecution sets on every task of a micro-batch.
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+@dataclass
+class WriteResult(WriterCommitMessage):
+    partition: int
+    written: int
+    skipped: bool  # idempotent mode: an earlier attempt had already written this partition
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """How columns map onto XADD arguments; decided on the driver from the input schema."""
+
+    stream_column: str | None
+    id_column: str | None
+    fields_column: str | None
+    field_columns: tuple[str, ...]
+
+
+def plan_layout(schema: Any, opts: WriteOptions) -> RowLayout:
+    names = [f.name for f in schema.fields]
+    types = {f.name: f.dataType.simpleString() for f in schema.fields}
+    stream_column = None
+    if opts.stream is None:
+        if "stream" not in names:
+            raise OptionError("redis_streams sink: set the option stream or give the data a `stream` column")
+        stream_column = "stream"
+    id_column = opts.id_column
+    if id_column is not None and id_column not in names:
+        raise OptionError(f"redis_streams sink: idColumn {id_column!r} is not a column ({', '.join(names)})")
+    fields_column = None
+    if "fields" in names and types["fields"].startswith("map<"):
+        fields_column = "fields"
+    skip = {stream_column, id_column, fields_column}
+    field_columns = () if fields_column else tuple(n for n in names if n not in skip)
+    if not fields_column and not field_columns:
+        raise OptionError("redis_streams sink: no column left to become an entry field")
+    return RowLayout(stream_column, id_column, fields_column, field_columns)
+
+
+def to_field_value(value: Any) -> str | bytes:
+    """A column value as a field value: Spark's string forms for the common types."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC)
+        return value.isoformat()
+    if isinstance(value, (int, Decimal, dt.date)):
+        return str(value)
+    return str(value)
+
+
+def rows_to_commands(batch: pa.RecordBatch, layout: RowLayout, default_stream: str | None
+                     ) -> Iterator[tuple[str, str, dict[str, str | bytes]]]:
+    """(stream, id, fields) per row; rows with no non-null field are skipped (XADD needs one)."""
+    columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+    streams = columns[layout.stream_column] if layout.stream_column else None
+    ids = columns[layout.id_column] if layout.id_column else None
+    for i in range(batch.num_rows):
+        stream = streams[i] if streams is not None else default_stream
+        if stream is None:
+            raise ValueError(f"redis_streams sink: row {i} has a null `stream` column")
+        entry_id = "*"
+        if ids is not None and ids[i] is not None:
+            entry_id = str(ids[i])
+        fields: dict[str, str | bytes] = {}
+        if layout.fields_column:
+            pairs = columns[layout.fields_column][i] or []
+            for k, v in pairs:
+                if v is not None:
+                    fields[str(k)] = to_field_value(v)
+        else:
+            for name in layout.field_columns:
+                v = columns[name][i]
+                if v is not None:
+                    fields[name] = to_field_value(v)
+        if fields:
+            yield stream, entry_id, fields
+
+
+class _Writer:
+    """The write logic shared by the batch and streaming writers."""
+
+    def __init__(self, opts: WriteOptions, layout: RowLayout, write_id: str) -> None:
+        self.opts = opts
+        self.layout = layout
+        self.write_id = write_id
+
+    def _xadd(self, pipe: Any, stream: str, entry_id: str, fields: dict[str, str | bytes]) -> None:
+        if self.opts.maxlen is not None:
+            pipe.xadd(stream, fields, id=entry_id, maxlen=self.opts.maxlen, approximate=self.opts.approximate)
+        else:
+            pipe.xadd(stream, fields, id=entry_id)
+
+    def write_batches(self, batches: Iterator[pa.RecordBatch], batch_id: str) -> WriteResult:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        partition = ctx.partitionId() if ctx is not None else 0
+        r = client.connect(self.opts.url)
+        try:
+            if self.opts.idempotent:
+                result = self._write_once(r, batches, batch_id, partition)
+                self._maybe_inject_failure(r)
+                return result
+            written = 0
+            pipe = r.pipeline(transaction=False)
+            queued = 0
+            for batch in batches:
+                for stream, entry_id, fields in rows_to_commands(batch, self.layout, self.opts.stream):
+                    self._xadd(pipe, stream, entry_id, fields)
+                    queued += 1
+                    if queued >= self.opts.pipeline_size:
+                        pipe.execute()
+                        written += queued
+                        queued = 0
+            if queued:
+                pipe.execute()
+                written += queued
+            self._maybe_inject_failure(r)
+            return WriteResult(partition, written, False)
+        finally:
+            r.close()
+
+    def _maybe_inject_failure(self, r: redis.Redis) -> None:
+        """Test hook (option injectFailureKey): fail the first task *after* its writes landed,
+        once (SET NX), so Spark retries a task whose output is already in the stream."""
+        key = self.opts.inject_failure_key
+        if key is not None and r.set(key, "1", nx=True):
+            raise RuntimeError("redis_streams sink: injected failure after the writes")
+
+    def marker_key(self, batch_id: str, partition: int) -> str:
+        return f"{self.opts.marker_prefix}:{self.write_id}:{batch_id}:{partition}"
+
+    def _write_once(self, r: redis.Redis, batches: Iterator[pa.RecordBatch], batch_id: str,
+                    partition: int) -> WriteResult:
+        marker = self.marker_key(batch_id, partition)
+        # The whole partition goes in one transaction, so it is buffered here first.
+        commands = [cmd for batch in batches for cmd in rows_to_commands(batch, self.layout, self.opts.stream)]
+        with r.pipeline(transaction=True) as pipe:
+            try:
+                pipe.watch(marker)
+                if pipe.exists(marker):
+                    return WriteResult(partition, 0, True)
+                pipe.multi()
+                for stream, entry_id, fields in commands:
+                    self._xadd(pipe, stream, entry_id, fields)
+                pipe.set(marker, len(commands), ex=self.opts.marker_ttl)
+                pipe.execute()
+            except redis.WatchError:
+                # Another attempt of this very task committed between WATCH and EXEC.
+                return WriteResult(partition, 0, True)
+        return WriteResult(partition, len(commands), False)
+
+
+class BatchWriter(DataSourceArrowWriter):
+    def __init__(self, opts: WriteOptions, layout: RowLayout) -> None:
+        # Created once per write job on the driver and shipped to every task, so all attempts of
+        # a task share this ID; writeId makes re-running the whole job idempotent too.
+        self.impl = _Writer(opts, layout, opts.write_id or uuid.uuid4().hex)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
+        return self.impl.write_batches(iterator, "batch")
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, opts: WriteOptions, layout: RowLayout) -> None:
+        self.impl = _Writer(opts, layout, opts.write_id or "")
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        batch_id = ctx.getLocalProperty(BATCH_ID_PROPERTY) if ctx is not None else None
+        query_id = ctx.getLocalProperty(QUERY_ID_PROPERTY) if ctx is not None else None
+        if self.impl.opts.idempotent and (batch_id is None or (query_id is None and not self.impl.write_id)):
+            raise RuntimeError("redis_streams sink: no micro-batch ID in the task context; idempotent "
+                               "mode needs Spark's streaming engine (writeStream)")
+        if not self.impl.write_id:
+            # The query ID is stored in the checkpoint, so it survives restarts: a batch replayed
+            # after a crash gets the same markers as its first run.
+            self.impl.write_id = query_id or ""
+        return self.impl.write_batches(iterator, batch_id or "0")
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        return None
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        # Partitions that did commit keep their markers: a replay of this batch skips them.
+        return None
