@@ -3,14 +3,16 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+SPARK_STAMP := $(VENV)/.spark-installed
 PORT   ?= 6379
 
 .PHONY: run test lint bench tools clean java pipeline
 
+# Editable installs in compat mode put the checkout on sys.path, so that Spark's discovery of
+# pyspark_* data source modules finds pyspark_redis_streams.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# compat mode: the checkout on sys.path, so Spark's pyspark_* data source discovery sees us.
 	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
@@ -40,8 +42,6 @@ clean:
 	rm -rf $(VENV) data .pytest_cache
 
 # --- Spark (the redis_streams source and sink, spark/) ---------------------------------------
-SPARK_STAMP := $(VENV)/.spark-installed
-
 $(SPARK_STAMP): $(STAMP)
 	$(PY) -m pip install -q -e '.[spark]' --config-settings editable_mode=compat
 	touch $(SPARK_STAMP)
