@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
 PORT   ?= 6379
 
-.PHONY: run test lint bench tools clean java pipeline
+.PHONY: run test lint bench bench-spark tools clean java pipeline docker-test
 
 # Editable installs in compat mode put the checkout on sys.path, so that Spark's discovery of
 # pyspark_* data source modules finds pyspark_redis_streams.
@@ -37,6 +37,15 @@ lint: $(STAMP)
 
 bench: $(STAMP) tools
 	$(PY) -m bench
+
+# Spark source and sink throughput (entries/s), against Rivulet and redis-server.
+bench-spark: $(SPARK_STAMP) java tools
+	$(PY) -m bench.spark_bench
+
+# The Docker images and the compose stack, run for real (docker/test.sh); skips, saying why,
+# only when no Docker engine can be started.
+docker-test: $(STAMP)
+	bash docker/test.sh
 
 clean:
 	rm -rf $(VENV) data .pytest_cache

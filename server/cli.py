@@ -100,10 +100,11 @@ def build_config(argv: list[str]) -> Config:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("-h", "--help"):
+    # Anywhere on the line, so that `docker run image --help` works behind the image's config file.
+    if "--help" in argv or (argv and argv[0] == "-h"):
         print(usage(Config()))
         return 0
-    if argv and argv[0] in ("-v", "--version"):
+    if "--version" in argv or (argv and argv[0] == "-v"):
         print(f"Rivulet server v={RIVULET_VERSION} (Redis {VERSION} compatible)")
         return 0
     try:

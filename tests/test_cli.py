@@ -67,6 +67,16 @@ def test_help_lists_options():
     assert "Usage: rivulet-server" in done.stdout
 
 
+def test_help_after_a_config_file_and_version(tmp_path):
+    # The Docker image puts its config file first: `docker run image --help` must still help.
+    conf = tmp_path / "r.conf"
+    conf.write_text("port 7000\n")
+    done = run_cli(str(conf), "--help")
+    assert done.returncode == 0 and "Usage: rivulet-server" in done.stdout
+    done = run_cli("--version")
+    assert done.returncode == 0 and "Redis 7.4.0 compatible" in done.stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (["--nosuchoption", "1"], "Bad directive or wrong number of arguments"),
     (["--port", "notaport"], "argument couldn't be parsed into an integer"),
@@ -115,8 +125,8 @@ def test_shutdown_command_stops_the_server(tmp_path):
 
 
 def test_console_script(tmp_path):
-    if not VENV_SCRIPT.exists():
-        pytest.skip("the package is not installed in .venv")
+    assert VENV_SCRIPT.exists(), (f"{VENV_SCRIPT} is missing: the package is not installed in .venv "
+                                  "(`make test` installs it with pip install -e '.[test]')")
     with RunningServer("--dir", str(tmp_path), launcher=[str(VENV_SCRIPT)]) as srv:
         assert redis.Redis(port=srv.port).ping() is True
         assert srv.stop() == 0
