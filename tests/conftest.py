@@ -8,6 +8,7 @@ import pytest
 import redis
 import redis.asyncio
 
+from tests.helpers import plain
 from tests.serverproc import RawConnection, RedisProcess, ServerProcess
 
 
@@ -38,31 +39,50 @@ def _flush(port: int) -> None:
         c.flushall()
 
 
+def _client(port: int, protocol: int) -> Iterator[redis.Redis]:
+    _flush(port)
+    client = redis.Redis(port=port, protocol=protocol)
+    yield client
+    client.close()
+
+
 @pytest.fixture
 def r(server: ServerProcess) -> Iterator[redis.Redis]:
     """A RESP2 redis-py client on a flushed server."""
-    _flush(server.port)
-    client = redis.Redis(port=server.port, protocol=2)
-    yield client
-    client.close()
+    yield from _client(server.port, 2)
 
 
 @pytest.fixture
 def r3(server: ServerProcess) -> Iterator[redis.Redis]:
     """A RESP3 redis-py client (HELLO 3 handshake) on a flushed server."""
-    _flush(server.port)
-    client = redis.Redis(port=server.port, protocol=3)
-    yield client
-    client.close()
+    yield from _client(server.port, 3)
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
 def rc(request, server: ServerProcess) -> Iterator[redis.Redis]:
     """The same test in RESP2 and RESP3."""
-    _flush(server.port)
-    client = redis.Redis(port=server.port, protocol=request.param)
-    yield client
-    client.close()
+    yield from _client(server.port, request.param)
+
+
+@pytest.fixture
+def raw_r(r: redis.Redis) -> redis.Redis:
+    """The RESP2 client without redis-py's reply callbacks: replies exactly as sent."""
+    return plain(r)
+
+
+@pytest.fixture
+def raw_rc(rc: redis.Redis) -> redis.Redis:
+    """The RESP2/RESP3 client without redis-py's reply callbacks: replies exactly as sent."""
+    return plain(rc)
+
+
+@pytest.fixture
+def small_nodes(r: redis.Redis) -> Iterator[redis.Redis]:
+    """The RESP2 client, its server using 10-entry stream nodes for the test (restored afterwards)."""
+    old = r.config_get("stream-node-max-entries")["stream-node-max-entries"]
+    r.config_set("stream-node-max-entries", 10)
+    yield r
+    r.config_set("stream-node-max-entries", old)
 
 
 @pytest.fixture

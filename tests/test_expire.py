@@ -8,8 +8,8 @@ import time
 import pytest
 import redis
 
+from tests.helpers import assert_same_as_redis, call_raw, exec_after_change
 from tests.serverproc import RawConnection
-from tests.test_keys import assert_same_as_redis, call_raw
 
 LLONG_MAX = 2**63 - 1
 
@@ -200,33 +200,22 @@ def test_expiry_commands_invalidate_watch(server) -> None:
         lambda c: c.expire("k", 100), lambda c: c.pexpire("k", 100_000),
         lambda c: c.expire("k", -1), lambda c: c.persist("t"), lambda c: c.expireat("k", 1),
     ]
-    for act in actions:
-        c = redis.Redis(port=server.port)
-        other = redis.Redis(port=server.port)
-        c.flushall()
+
+    def prepare(c: redis.Redis) -> None:
         c.set("k", "v")
         c.set("t", "v", ex=100)
-        pipe = c.pipeline()
-        pipe.watch("k", "t")
-        act(other)
-        pipe.multi()
-        pipe.get("k")
+
+    for act in actions:
         with pytest.raises(redis.WatchError):
-            pipe.execute()
+            exec_after_change(server.port, prepare, ("k", "t"), act)
 
 
 def test_failed_expire_keeps_watch(server) -> None:
-    c = redis.Redis(port=server.port)
-    other = redis.Redis(port=server.port)
-    c.flushall()
-    c.set("k", "v")
-    pipe = c.pipeline()
-    pipe.watch("k")
-    assert other.expire("k", 100, xx=True) is False
-    assert other.persist("k") is False
-    pipe.multi()
-    pipe.get("k")
-    assert pipe.execute() == [b"v"]
+    def failed_writes(other: redis.Redis) -> None:
+        assert other.expire("k", 100, xx=True) is False
+        assert other.persist("k") is False
+
+    assert exec_after_change(server.port, lambda c: c.set("k", "v"), ("k",), failed_writes) == [b"v"]
 
 
 def test_expire_inside_multi(r: redis.Redis) -> None:

@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from tests.serverproc import RawConnection
+from tests.helpers import resp3_reply_bytes
 
 DEFAULT_HEADERS = ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication",
                    "# CPU", "# Modules", "# Errorstats", "# Cluster", "# Keyspace"]
@@ -142,17 +142,8 @@ def test_commandstats_and_errorstats_then_resetstat(r):
 
 
 def test_resp3_reply_is_verbatim_txt(server):
-    conn = RawConnection(server.port)
-    try:
-        conn.send(b"HELLO 3\r\n")
-        time.sleep(0.2)
-        conn.sock.recv(65536)
-        conn.send(b"INFO server\r\n")
-        time.sleep(0.2)
-        data = conn.sock.recv(65536)
-        assert data.startswith(b"=") and data.split(b"\r\n", 1)[1].startswith(b"txt:# Server\r\n")
-    finally:
-        conn.close()
+    data = resp3_reply_bytes(server.port, b"INFO server\r\n")
+    assert data.startswith(b"=") and data.split(b"\r\n", 1)[1].startswith(b"txt:# Server\r\n")
 
 
 def test_redis_py_parses_info_in_both_protocols(rc):

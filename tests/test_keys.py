@@ -9,62 +9,8 @@ import time
 import pytest
 import redis
 
+from tests.helpers import assert_same_as_redis, call_raw
 from tests.serverproc import RawConnection
-
-# --- raw RESP helpers, shared with test_strings and test_expire ----------------------------------
-
-
-def encode_command(*args: bytes | str | int) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(out)
-
-
-def _read_line(conn: RawConnection) -> bytes:
-    while b"\r\n" not in conn.buf:
-        chunk = conn.sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("connection closed")
-        conn.buf += chunk
-    line, _, conn.buf = conn.buf.partition(b"\r\n")
-    return line + b"\r\n"
-
-
-def read_reply(conn: RawConnection) -> bytes:
-    """The exact bytes of one complete RESP2/RESP3 reply."""
-    line = _read_line(conn)
-    kind, rest = line[:1], line[1:-2]
-    if kind in (b"$", b"=", b"!") and rest != b"-1":
-        return line + conn.read_exactly(int(rest) + 2)
-    if kind in (b"*", b">", b"~", b"%", b"|") and rest != b"-1":
-        count = int(rest) * (2 if kind in (b"%", b"|") else 1)
-        return line + b"".join(read_reply(conn) for _ in range(count))
-    return line
-
-
-def call_raw(conn: RawConnection, *args: bytes | str | int) -> bytes:
-    conn.send(encode_command(*args))
-    return read_reply(conn)
-
-
-def run_script(port: int, script: list[tuple]) -> list[bytes]:
-    """Run commands on a flushed server, returning each raw reply."""
-    conn = RawConnection(port)
-    try:
-        call_raw(conn, "FLUSHALL")
-        return [call_raw(conn, *cmd) for cmd in script]
-    finally:
-        conn.close()
-
-
-def assert_same_as_redis(server, real_redis, script: list[tuple]) -> None:
-    ours = run_script(server.port, script)
-    theirs = run_script(real_redis.port, script)
-    for cmd, mine, ref in zip(script, ours, theirs, strict=True):
-        assert mine == ref, f"{cmd!r}: rivulet {mine!r} != redis {ref!r}"
-
 
 # --- DEL / UNLINK / EXISTS / TYPE ---------------------------------------------------------------
 

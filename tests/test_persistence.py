@@ -15,16 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.helpers import aof_path, restart
 from tests.serverproc import ROOT, RawConnection, RedisProcess, ServerProcess, free_port
-
-
-def aof_path(srv: ServerProcess) -> Path:
-    return Path(srv.dir) / "appendonly.aof"
-
-
-def restart(srv: ServerProcess, *args: str) -> ServerProcess:
-    srv.stop()
-    return ServerProcess(*args, data_dir=srv.dir, port=srv.port).start()
 
 
 def test_restart_round_trip_of_strings_ttls_and_databases(server_factory) -> None:

@@ -15,8 +15,8 @@ import hiredis
 import pytest
 import redis
 
+from tests.helpers import aof_path, restart
 from tests.serverproc import RedisProcess, ServerProcess
-from tests.test_persistence import aof_path, restart
 
 # Consumer times move on between a save and a restart, and a rewrite packs entries into fewer
 # nodes (as Redis's does); everything else must be identical.

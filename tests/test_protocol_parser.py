@@ -17,13 +17,7 @@ from protocol.parser import (
     RequestParser,
     split_args,
 )
-
-
-def resp(*args: bytes) -> bytes:
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
+from tests.helpers import encode_command as resp
 
 
 def feed_all(data: bytes, step: int | None = None, **kw: object) -> tuple[list[list[bytes]], str | None]:

@@ -9,29 +9,12 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from tests.helpers import call_raw, fill_stream, xinfo_stream
 from tests.serverproc import RawConnection
-from tests.test_keys import call_raw
-
-
-def fill(r: redis.Redis, key: str, n: int) -> None:
-    for i in range(1, n + 1):
-        r.xadd(key, {"i": i}, id=f"{i}-0")
 
 
 def ids(r: redis.Redis, key: str) -> list[bytes]:
     return [eid for eid, _ in r.xrange(key)]
-
-
-def xinfo(r: redis.Redis, key: str) -> dict:
-    try:
-        reply = r.execute_command("XINFO", "STREAM", key)
-    except redis.ResponseError as err:
-        if "unknown command" in str(err):
-            pytest.skip("XINFO is not implemented yet")
-        raise
-    if isinstance(reply, list):
-        reply = dict(zip(reply[::2], reply[1::2], strict=True))
-    return {k.decode() if isinstance(k, bytes) else k: v for k, v in reply.items()}
 
 
 @pytest.fixture
@@ -60,7 +43,7 @@ def test_del_and_unlink(rc: redis.Redis) -> None:
 
 
 def test_empty_stream_is_still_a_key(rc: redis.Redis) -> None:
-    fill(rc, "s", 3)
+    fill_stream(rc, 3, "s")
     rc.xdel("s", "1-0", "2-0", "3-0")
     assert rc.exists("s") == 1 and rc.type("s") == b"stream"
     rc.xadd("t", {"f": "v"}, id="1-0")
@@ -70,7 +53,7 @@ def test_empty_stream_is_still_a_key(rc: redis.Redis) -> None:
 
 
 def test_rename_moves_the_stream(rc: redis.Redis) -> None:
-    fill(rc, "s", 3)
+    fill_stream(rc, 3, "s")
     rc.rename("s", "t")
     assert rc.exists("s") == 0
     assert ids(rc, "t") == [b"1-0", b"2-0", b"3-0"]
@@ -84,7 +67,7 @@ def test_rename_moves_the_stream(rc: redis.Redis) -> None:
 
 
 def test_copy_is_independent(rc: redis.Redis) -> None:
-    fill(rc, "s", 3)
+    fill_stream(rc, 3, "s")
     assert rc.copy("s", "c") == 1
     assert ids(rc, "c") == ids(rc, "s")
     rc.xadd("c", {"f": "new"}, id="9-0")
@@ -107,7 +90,7 @@ def test_copy_of_fields_is_deep(r: redis.Redis) -> None:
 
 
 def test_copy_to_another_db_and_replace(r: redis.Redis, server) -> None:
-    fill(r, "s", 2)
+    fill_stream(r, 2, "s")
     assert r.copy("s", "s", destination_db=1) == 1
     other = redis.Redis(port=server.port, db=1)
     try:
@@ -122,13 +105,8 @@ def test_copy_to_another_db_and_replace(r: redis.Redis, server) -> None:
 
 
 def test_copy_keeps_group_state_independent(r: redis.Redis) -> None:
-    try:
-        r.xgroup_create("s", "g", id="0", mkstream=True)
-    except redis.ResponseError as err:
-        if "unknown command" in str(err):
-            pytest.skip("XGROUP is not implemented yet")
-        raise
-    fill(r, "s", 2)
+    r.xgroup_create("s", "g", id="0", mkstream=True)
+    fill_stream(r, 2, "s")
     r.copy("s", "c")
     r.xreadgroup("g", "alice", {"c": ">"})
     assert r.xpending("c", "g")["pending"] == 2
@@ -136,7 +114,7 @@ def test_copy_keeps_group_state_independent(r: redis.Redis) -> None:
 
 
 def test_expire(rc: redis.Redis) -> None:
-    fill(rc, "s", 2)
+    fill_stream(rc, 2, "s")
     assert rc.pexpire("s", 60) is True
     assert 0 < rc.pttl("s") <= 60
     rc.xadd("s", {"f": "v"}, id="3-0")  # writing to a stream keeps its TTL, as in Redis
@@ -149,7 +127,7 @@ def test_expire(rc: redis.Redis) -> None:
 
 
 def test_flushdb(rc: redis.Redis) -> None:
-    fill(rc, "s", 2)
+    fill_stream(rc, 2, "s")
     rc.flushdb()
     assert rc.exists("s") == 0
     assert rc.xadd("s", {"f": "v"}, id="0-1") == b"0-1"
@@ -202,7 +180,7 @@ def _watched_exec(r: redis.Redis, server, change) -> list | None:
     lambda c: c.xadd("s", {"f": "v"}, id="9-0", maxlen=0),
 ], ids=["xadd", "xdel", "xtrim", "del", "xadd-maxlen-0"])
 def test_stream_writes_abort_watchers(r: redis.Redis, server, change) -> None:
-    fill(r, "s", 2)
+    fill_stream(r, 2, "s")
     assert _watched_exec(r, server, change) is None
 
 
@@ -217,7 +195,7 @@ def test_stream_writes_abort_watchers(r: redis.Redis, server, change) -> None:
 def test_no_op_writes_and_reads_do_not_abort_watchers(r: redis.Redis, server, change) -> None:
     # XDEL / XTRIM that remove nothing do not touch the key, as in Redis; XSETID does not signal
     # the key in Redis either (a quirk kept for compatibility).
-    fill(r, "s", 2)
+    fill_stream(r, 2, "s")
     assert _watched_exec(r, server, change) == [2]
 
 
@@ -231,7 +209,7 @@ def test_watch_behaviour_matches_redis(server, real_redis) -> None:
             r = redis.Redis(port=port)
             try:
                 r.flushall()
-                fill(r, "s", 2)
+                fill_stream(r, 2, "s")
                 outcomes.append(_watched_exec(r, _Port(port), lambda c, cmd=change: c.execute_command(*cmd)))
             finally:
                 r.close()
@@ -264,16 +242,16 @@ def test_arity_errors_abort_multi(raw: RawConnection) -> None:
 def test_node_max_entries_applies_to_new_nodes(node_config: redis.Redis) -> None:
     r = node_config
     r.config_set("stream-node-max-entries", 2)
-    fill(r, "s", 6)
-    assert xinfo(r, "s")["radix-tree-keys"] == 3
+    fill_stream(r, 6, "s")
+    assert xinfo_stream(r, "s")["radix-tree-keys"] == 3
     r.config_set("stream-node-max-entries", 100)
     for i in range(7, 12):
         r.xadd("s", {"i": i}, id=f"{i}-0")
     # The limit is checked on each append, as in Redis: the last node now has room to grow.
-    assert xinfo(r, "s")["radix-tree-keys"] == 3
+    assert xinfo_stream(r, "s")["radix-tree-keys"] == 3
     assert r.xlen("s") == 11
-    fill(r, "fresh", 6)
-    assert xinfo(r, "fresh")["radix-tree-keys"] == 1
+    fill_stream(r, 6, "fresh")
+    assert xinfo_stream(r, "fresh")["radix-tree-keys"] == 1
 
 
 def test_node_max_entries_matches_redis(node_config: redis.Redis, server, real_redis) -> None:
@@ -284,9 +262,9 @@ def test_node_max_entries_matches_redis(node_config: redis.Redis, server, real_r
             out = []
             for i in range(1, 11):
                 c.xadd("s", {"i": i}, id=f"{i}-0")
-                out.append(xinfo(c, "s")["radix-tree-keys"])
+                out.append(xinfo_stream(c, "s")["radix-tree-keys"])
             c.xtrim("s", maxlen=4, approximate=True)
-            out.append(xinfo(c, "s")["radix-tree-keys"])
+            out.append(xinfo_stream(c, "s")["radix-tree-keys"])
             out.append(c.xlen("s"))
             c.config_set("stream-node-max-entries", 100)
             return out

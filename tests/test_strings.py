@@ -10,19 +10,10 @@ import pytest
 import redis
 
 from server.commands.strings import format_long_double, parse_long_double
+from tests.helpers import assert_same_as_redis, call_raw, exec_after_change
 from tests.serverproc import RawConnection
-from tests.test_keys import assert_same_as_redis, call_raw
 
 NOT_INT = "^value is not an integer or out of range$"
-
-
-def _xadd_stream(r: redis.Redis, key: str) -> bool:
-    """Make key hold a non-string value, when the server has a non-string type yet."""
-    try:
-        r.execute_command("XADD", key, "*", "f", "v")
-    except redis.ResponseError:
-        return False
-    return True
 
 
 # --- GET / SET ----------------------------------------------------------------------------------
@@ -230,8 +221,7 @@ def test_msetnx(r: redis.Redis) -> None:
 
 
 def test_non_string_values(r: redis.Redis) -> None:
-    if not _xadd_stream(r, "s"):
-        pytest.skip("no non-string type available yet")
+    r.execute_command("XADD", "s", "*", "f", "v")  # a stream: a non-string value
     assert r.mget("s") == [None]
     for call in (lambda: r.get("s"), lambda: r.incr("s"), lambda: r.append("s", "x"),
                  lambda: r.strlen("s"), lambda: r.getrange("s", 0, 1),
@@ -410,34 +400,23 @@ def test_string_writes_invalidate_watch(server) -> None:
         lambda c: c.setrange("k", 0, "z"), lambda c: c.getdel("k"), lambda c: c.getex("k", ex=9),
         lambda c: c.incrbyfloat("n", 1), lambda c: c.mset({"k": 1}),
     ]
-    for write in writes:
-        c = redis.Redis(port=server.port)
-        other = redis.Redis(port=server.port)
-        c.flushall()
+
+    def prepare(c: redis.Redis) -> None:
         c.set("k", "v")
         c.set("n", "1")
-        pipe = c.pipeline()
-        pipe.watch("k", "n")
-        write(other)
-        pipe.multi()
-        pipe.get("k")
+
+    for write in writes:
         with pytest.raises(redis.WatchError):
-            pipe.execute()
+            exec_after_change(server.port, prepare, ("k", "n"), write)
 
 
 def test_failed_writes_keep_watch(server) -> None:
-    c = redis.Redis(port=server.port)
-    other = redis.Redis(port=server.port)
-    c.flushall()
-    c.set("k", "v")
-    pipe = c.pipeline()
-    pipe.watch("k")
-    assert other.set("k", "x", nx=True) is None
-    assert other.getex("k") == b"v"
-    assert other.setrange("k", 0, "") == 1
-    pipe.multi()
-    pipe.get("k")
-    assert pipe.execute() == [b"v"]
+    def failed_writes(other: redis.Redis) -> None:
+        assert other.set("k", "x", nx=True) is None
+        assert other.getex("k") == b"v"
+        assert other.setrange("k", 0, "") == 1
+
+    assert exec_after_change(server.port, lambda c: c.set("k", "v"), ("k",), failed_writes) == [b"v"]
 
 
 # --- differential checks against a real Redis ---------------------------------------------------

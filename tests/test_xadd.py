@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
+from tests.helpers import assert_same_as_redis, call_raw, encode_command, node_max_entries_reset, restart
 from tests.serverproc import RawConnection, ServerProcess
-from tests.test_keys import assert_same_as_redis, call_raw, encode_command
 
 MAX = 18446744073709551615
-
-
-@pytest.fixture
-def node_size(r: redis.Redis) -> Iterator[redis.Redis]:
-    """A client whose server uses 10-entry stream nodes for the test (restored afterwards)."""
-    old = r.config_get("stream-node-max-entries")["stream-node-max-entries"]
-    r.config_set("stream-node-max-entries", 10)
-    yield r
-    r.config_set("stream-node-max-entries", old)
 
 
 # --- IDs and replies -------------------------------------------------------------------------------
@@ -212,8 +202,8 @@ def test_minid_exact(rc: redis.Redis) -> None:
     assert rc.xlen("s") == 0
 
 
-def test_approx_trimming_removes_whole_nodes_only(node_size: redis.Redis) -> None:
-    r = node_size
+def test_approx_trimming_removes_whole_nodes_only(small_nodes: redis.Redis) -> None:
+    r = small_nodes
     for i in range(1, 26):
         r.xadd("s", {"i": i}, id=f"{i}-0")
     # Nodes hold 10 entries: [1..10][11..20][21..26]; only whole nodes may go.
@@ -226,8 +216,8 @@ def test_approx_trimming_removes_whole_nodes_only(node_size: redis.Redis) -> Non
     assert r.xlen("s") == 0  # every entry of the node is below 28: it goes whole
 
 
-def test_approx_trimming_honours_limit(node_size: redis.Redis) -> None:
-    r = node_size
+def test_approx_trimming_honours_limit(small_nodes: redis.Redis) -> None:
+    r = small_nodes
     for i in range(1, 41):
         r.xadd("s", {"i": i}, id=f"{i}-0")
     r.execute_command("XADD", "s", "MAXLEN", "~", "0", "LIMIT", "10", "41-0", "i", "41")
@@ -255,12 +245,8 @@ def test_trimming_matches_redis(server, real_redis) -> None:
         ("XRANGE", "s", "-", "+"),
         ("CONFIG", "SET", "stream-node-max-entries", "100"),
     ]
-    try:
+    with node_max_entries_reset(server.port, real_redis.port):
         assert_same_as_redis(server, real_redis, script)
-    finally:
-        for port in (server.port, real_redis.port):
-            with redis.Redis(port=port) as c:
-                c.config_set("stream-node-max-entries", 100)
 
 
 def test_xadd_sequence_matches_redis(server, real_redis) -> None:
@@ -293,11 +279,6 @@ async def test_async_xadd(ar) -> None:
 # --- AOF: what XADD / XTRIM log must replay to the same stream ----------------------------------------
 
 
-def _restart(srv: ServerProcess) -> ServerProcess:
-    srv.stop()
-    return ServerProcess(data_dir=srv.dir, port=srv.port).start()
-
-
 def test_aof_replays_generated_ids_and_approx_trims(server_factory) -> None:
     srv = server_factory("--appendfsync", "always")
     r = redis.Redis(port=srv.port)
@@ -313,7 +294,7 @@ def test_aof_replays_generated_ids_and_approx_trims(server_factory) -> None:
     aof = (Path(srv.dir) / "appendonly.aof").read_bytes()
     assert b"\r\n~\r\n" not in aof and b"\r\n*\r\n" not in aof and b"-*\r\n" not in aof
     r.close()
-    srv2 = _restart(srv)
+    srv2 = restart(srv)
     try:
         r = redis.Redis(port=srv2.port)
         assert {key: r.xrange(key) for key in ("s", "m")} == before

@@ -2,73 +2,47 @@
 
 from __future__ import annotations
 
-import pytest
 import redis
+
+from tests.helpers import add_entries, as_map, err, run_plain
 
 KEY_REQUIRED = ("The XGROUP subcommand requires the key to exist. Note that for CREATE you may want "
                 "to use the MKSTREAM option to create an empty stream automatically.")
-
-
-@pytest.fixture
-def r(r: redis.Redis) -> redis.Redis:
-    r.response_callbacks.clear()  # replies exactly as sent
-    return r
-
-
-@pytest.fixture
-def rc(rc: redis.Redis) -> redis.Redis:
-    rc.response_callbacks.clear()
-    return rc
-
-
-def as_map(reply) -> dict:
-    return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2], strict=True))
 
 
 def groups(r: redis.Redis, key: str = "s") -> dict:
     return {g[b"name"]: g for g in map(as_map, r.execute_command("XINFO", "GROUPS", key))}
 
 
-def err(r: redis.Redis, *argv) -> str:
-    with pytest.raises(redis.ResponseError) as exc:
-        r.execute_command(*argv)
-    return str(exc.value)
-
-
-def fill(r: redis.Redis, key: str = "s", n: int = 4) -> None:
-    for i in range(1, n + 1):
-        r.execute_command("XADD", key, f"1-{i}", "f", str(i))
-
-
 # --- CREATE -----------------------------------------------------------------------------------
 
 
-def test_create_ids_and_busygroup(rc):
-    fill(rc)
-    assert rc.execute_command("XGROUP", "CREATE", "s", "last", "$") == b"OK"
-    assert rc.execute_command("XGROUP", "CREATE", "s", "zero", "0") == b"OK"
-    assert rc.execute_command("XGROUP", "CREATE", "s", "mid", "1-2") == b"OK"
-    assert rc.execute_command("XGROUP", "CREATE", "s", "ms", "1") == b"OK"  # 1 means 1-0
-    g = groups(rc)
+def test_create_ids_and_busygroup(raw_rc):
+    add_entries(raw_rc)
+    assert raw_rc.execute_command("XGROUP", "CREATE", "s", "last", "$") == b"OK"
+    assert raw_rc.execute_command("XGROUP", "CREATE", "s", "zero", "0") == b"OK"
+    assert raw_rc.execute_command("XGROUP", "CREATE", "s", "mid", "1-2") == b"OK"
+    assert raw_rc.execute_command("XGROUP", "CREATE", "s", "ms", "1") == b"OK"  # 1 means 1-0
+    g = groups(raw_rc)
     assert [g[n][b"last-delivered-id"] for n in (b"last", b"zero", b"mid", b"ms")] == \
         [b"1-4", b"0-0", b"1-2", b"1-0"]
     assert list(g) == [b"last", b"mid", b"ms", b"zero"]  # name order
-    assert err(rc, "XGROUP", "CREATE", "s", "zero", "$") == "BUSYGROUP Consumer Group name already exists"
-    assert err(rc, "XGROUP", "CREATE", "s", "x", "-") == "Invalid stream ID specified as stream command argument"
-    assert err(rc, "XGROUP", "CREATE", "s", "x", "+") == "Invalid stream ID specified as stream command argument"
+    assert err(raw_rc, "XGROUP", "CREATE", "s", "zero", "$") == "BUSYGROUP Consumer Group name already exists"
+    assert err(raw_rc, "XGROUP", "CREATE", "s", "x", "-") == "Invalid stream ID specified as stream command argument"
+    assert err(raw_rc, "XGROUP", "CREATE", "s", "x", "+") == "Invalid stream ID specified as stream command argument"
 
 
-def test_create_with_entriesread(rc):
+def test_create_with_entriesread(raw_rc):
     # stream-cgroups.tcl "XGROUP CREATE: with ENTRIESREAD parameter"
-    fill(rc)
-    assert err(rc, "XGROUP", "CREATE", "s", "g", "$", "ENTRIESREAD", "-3") == \
+    add_entries(raw_rc)
+    assert err(raw_rc, "XGROUP", "CREATE", "s", "g", "$", "ENTRIESREAD", "-3") == \
         "value for ENTRIESREAD must be positive or -1"
-    assert err(rc, "XGROUP", "CREATE", "s", "g", "$", "ENTRIESREAD", "x") == \
+    assert err(raw_rc, "XGROUP", "CREATE", "s", "g", "$", "ENTRIESREAD", "x") == \
         "value is not an integer or out of range"
-    rc.execute_command("XGROUP", "CREATE", "s", "mygroup1", "$", "ENTRIESREAD", "0")
-    rc.execute_command("XGROUP", "CREATE", "s", "mygroup2", "$", "ENTRIESREAD", "3")
-    rc.execute_command("XGROUP", "CREATE", "s", "unknown", "$", "ENTRIESREAD", "-1")
-    g = groups(rc)
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "mygroup1", "$", "ENTRIESREAD", "0")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "mygroup2", "$", "ENTRIESREAD", "3")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "unknown", "$", "ENTRIESREAD", "-1")
+    g = groups(raw_rc)
     assert g[b"mygroup1"][b"entries-read"] == 0
     assert g[b"mygroup1"][b"lag"] == 4
     assert g[b"mygroup2"][b"entries-read"] == 3
@@ -77,124 +51,124 @@ def test_create_with_entriesread(rc):
     assert g[b"unknown"][b"lag"] == 0  # at the last ID the counter is known
 
 
-def test_create_requires_key_unless_mkstream(r):
-    assert err(r, "XGROUP", "CREATE", "s", "g", "$") == KEY_REQUIRED
-    assert r.exists("s") == 0
+def test_create_requires_key_unless_mkstream(raw_r):
+    assert err(raw_r, "XGROUP", "CREATE", "s", "g", "$") == KEY_REQUIRED
+    assert raw_r.exists("s") == 0
     # the ID is checked before MKSTREAM creates anything
-    assert err(r, "XGROUP", "CREATE", "s", "g", "bad", "MKSTREAM") == \
+    assert err(raw_r, "XGROUP", "CREATE", "s", "g", "bad", "MKSTREAM") == \
         "Invalid stream ID specified as stream command argument"
-    assert r.exists("s") == 0
-    assert r.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM") == b"OK"
-    assert r.type("s") == b"stream"
-    assert r.execute_command("XLEN", "s") == 0
-    g = groups(r)[b"g"]
+    assert raw_r.exists("s") == 0
+    assert raw_r.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM") == b"OK"
+    assert raw_r.type("s") == b"stream"
+    assert raw_r.execute_command("XLEN", "s") == 0
+    g = groups(raw_r)[b"g"]
     assert g[b"last-delivered-id"] == b"0-0" and g[b"lag"] == 0
     # MKSTREAM on an existing key does not reset it
-    assert err(r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM") == "BUSYGROUP Consumer Group name already exists"
-    r.execute_command("XGROUP", "CREATE", "s", "g2", "5-5", "MKSTREAM", "ENTRIESREAD", "2")
-    assert groups(r)[b"g2"][b"entries-read"] == 2
+    assert err(raw_r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM") == "BUSYGROUP Consumer Group name already exists"
+    raw_r.execute_command("XGROUP", "CREATE", "s", "g2", "5-5", "MKSTREAM", "ENTRIESREAD", "2")
+    assert groups(raw_r)[b"g2"][b"entries-read"] == 2
 
 
-def test_create_option_errors(r):
-    fill(r)
-    assert err(r, "XGROUP", "CREATE", "s", "g", "$", "FOO") == \
+def test_create_option_errors(raw_r):
+    add_entries(raw_r)
+    assert err(raw_r, "XGROUP", "CREATE", "s", "g", "$", "FOO") == \
         "unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."
-    assert err(r, "XGROUP", "CREATE", "s", "g", "$", "ENTRIESREAD") == \
+    assert err(raw_r, "XGROUP", "CREATE", "s", "g", "$", "ENTRIESREAD") == \
         "unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."
     # options parse before the key is looked up
-    assert err(r, "XGROUP", "CREATE", "nokey", "g", "$", "FOO").startswith("unknown subcommand")
-    assert err(r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM", "MKSTREAM", "MKSTREAM", "MKSTREAM") == \
+    assert err(raw_r, "XGROUP", "CREATE", "nokey", "g", "$", "FOO").startswith("unknown subcommand")
+    assert err(raw_r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM", "MKSTREAM", "MKSTREAM", "MKSTREAM") == \
         "unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."
-    assert err(r, "XGROUP", "CREATE", "s", "g") == "wrong number of arguments for 'xgroup|create' command"
-    r.set("str", "v")
-    assert err(r, "XGROUP", "CREATE", "str", "g", "$", "MKSTREAM") == \
+    assert err(raw_r, "XGROUP", "CREATE", "s", "g") == "wrong number of arguments for 'xgroup|create' command"
+    raw_r.set("str", "v")
+    assert err(raw_r, "XGROUP", "CREATE", "str", "g", "$", "MKSTREAM") == \
         "WRONGTYPE Operation against a key holding the wrong kind of value"
-    assert r.execute_command("XGROUP", "create", "s", "g", "$", "mkstream", "entriesread", "1") == b"OK"
+    assert raw_r.execute_command("XGROUP", "create", "s", "g", "$", "mkstream", "entriesread", "1") == b"OK"
 
 
 # --- SETID ------------------------------------------------------------------------------------
 
 
-def test_setid(rc):
-    fill(rc)
-    rc.execute_command("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "0")
-    assert rc.execute_command("XGROUP", "SETID", "s", "g", "$") == b"OK"
-    g = groups(rc)[b"g"]
+def test_setid(raw_rc):
+    add_entries(raw_rc)
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "0")
+    assert raw_rc.execute_command("XGROUP", "SETID", "s", "g", "$") == b"OK"
+    g = groups(raw_rc)[b"g"]
     assert g[b"last-delivered-id"] == b"1-4"
     assert g[b"entries-read"] is None  # omitting ENTRIESREAD forgets the counter, as in 7.4
     assert g[b"lag"] == 0
-    rc.execute_command("XGROUP", "SETID", "s", "g", "1-2", "ENTRIESREAD", "2")
-    g = groups(rc)[b"g"]
+    raw_rc.execute_command("XGROUP", "SETID", "s", "g", "1-2", "ENTRIESREAD", "2")
+    g = groups(raw_rc)[b"g"]
     assert (g[b"last-delivered-id"], g[b"entries-read"], g[b"lag"]) == (b"1-2", 2, 2)
-    rc.execute_command("XGROUP", "SETID", "s", "g", "-")  # SETID accepts - and +
-    assert groups(rc)[b"g"][b"last-delivered-id"] == b"0-0"
-    rc.execute_command("XGROUP", "SETID", "s", "g", "+")
-    assert groups(rc)[b"g"][b"last-delivered-id"] == b"18446744073709551615-18446744073709551615"
+    raw_rc.execute_command("XGROUP", "SETID", "s", "g", "-")  # SETID accepts - and +
+    assert groups(raw_rc)[b"g"][b"last-delivered-id"] == b"0-0"
+    raw_rc.execute_command("XGROUP", "SETID", "s", "g", "+")
+    assert groups(raw_rc)[b"g"][b"last-delivered-id"] == b"18446744073709551615-18446744073709551615"
 
 
-def test_setid_errors(r):
-    fill(r)
-    r.execute_command("XGROUP", "CREATE", "s", "g", "0")
-    assert err(r, "XGROUP", "SETID", "s", "nog", "0") == "NOGROUP No such consumer group 'nog' for key name 's'"
-    assert err(r, "XGROUP", "SETID", "nokey", "g", "0") == KEY_REQUIRED
-    assert err(r, "XGROUP", "SETID", "s", "g", "0", "MKSTREAM") == \
+def test_setid_errors(raw_r):
+    add_entries(raw_r)
+    raw_r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    assert err(raw_r, "XGROUP", "SETID", "s", "nog", "0") == "NOGROUP No such consumer group 'nog' for key name 's'"
+    assert err(raw_r, "XGROUP", "SETID", "nokey", "g", "0") == KEY_REQUIRED
+    assert err(raw_r, "XGROUP", "SETID", "s", "g", "0", "MKSTREAM") == \
         "unknown subcommand or wrong number of arguments for 'SETID'. Try XGROUP HELP."
-    assert err(r, "XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "-2") == \
+    assert err(raw_r, "XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "-2") == \
         "value for ENTRIESREAD must be positive or -1"
-    assert err(r, "XGROUP", "SETID", "s", "g", "x") == "Invalid stream ID specified as stream command argument"
+    assert err(raw_r, "XGROUP", "SETID", "s", "g", "x") == "Invalid stream ID specified as stream command argument"
     # too many (but well-formed) options: checked after the key and group
-    assert err(r, "XGROUP", "SETID", "nokey", "g", "0", "ENTRIESREAD", "1", "ENTRIESREAD", "2") == KEY_REQUIRED
-    assert err(r, "XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "1", "ENTRIESREAD", "2") == \
+    assert err(raw_r, "XGROUP", "SETID", "nokey", "g", "0", "ENTRIESREAD", "1", "ENTRIESREAD", "2") == KEY_REQUIRED
+    assert err(raw_r, "XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "1", "ENTRIESREAD", "2") == \
         "unknown subcommand or wrong number of arguments for 'SETID'. Try XGROUP HELP."
 
 
 # --- DESTROY / CREATECONSUMER / DELCONSUMER ---------------------------------------------------
 
 
-def test_destroy(rc):
-    fill(rc)
-    rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
-    rc.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
-    assert rc.execute_command("XGROUP", "DESTROY", "s", "g") == 1
-    assert rc.execute_command("XGROUP", "DESTROY", "s", "g") == 0
-    assert rc.execute_command("XINFO", "GROUPS", "s") == []
-    assert err(rc, "XGROUP", "DESTROY", "nokey", "g") == KEY_REQUIRED
-    assert err(rc, "XGROUP", "DESTROY", "s", "g", "x") == "wrong number of arguments for 'xgroup|destroy' command"
+def test_destroy(raw_rc):
+    add_entries(raw_rc)
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    assert raw_rc.execute_command("XGROUP", "DESTROY", "s", "g") == 1
+    assert raw_rc.execute_command("XGROUP", "DESTROY", "s", "g") == 0
+    assert raw_rc.execute_command("XINFO", "GROUPS", "s") == []
+    assert err(raw_rc, "XGROUP", "DESTROY", "nokey", "g") == KEY_REQUIRED
+    assert err(raw_rc, "XGROUP", "DESTROY", "s", "g", "x") == "wrong number of arguments for 'xgroup|destroy' command"
     # a group of the same name starts afresh
-    rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
-    assert rc.execute_command("XPENDING", "s", "g")[0] == 0
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    assert raw_rc.execute_command("XPENDING", "s", "g")[0] == 0
 
 
-def test_createconsumer_and_delconsumer(rc):
-    fill(rc)
-    rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
-    assert rc.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "Bob") == 1
-    assert rc.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "Bob") == 0
-    rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "3", "STREAMS", "s", ">")
-    assert groups(rc)[b"g"][b"consumers"] == 2
-    consumers = [as_map(c) for c in rc.execute_command("XINFO", "CONSUMERS", "s", "g")]
+def test_createconsumer_and_delconsumer(raw_rc):
+    add_entries(raw_rc)
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    assert raw_rc.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "Bob") == 1
+    assert raw_rc.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "Bob") == 0
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "3", "STREAMS", "s", ">")
+    assert groups(raw_rc)[b"g"][b"consumers"] == 2
+    consumers = [as_map(c) for c in raw_rc.execute_command("XINFO", "CONSUMERS", "s", "g")]
     assert [(c[b"name"], c[b"pending"], c[b"inactive"]) for c in consumers][1] == (b"Bob", 0, -1)
-    assert rc.execute_command("XGROUP", "DELCONSUMER", "s", "g", "Alice") == 3
-    assert rc.execute_command("XGROUP", "DELCONSUMER", "s", "g", "Alice") == 0
-    assert rc.execute_command("XGROUP", "DELCONSUMER", "s", "g", "Nobody") == 0
+    assert raw_rc.execute_command("XGROUP", "DELCONSUMER", "s", "g", "Alice") == 3
+    assert raw_rc.execute_command("XGROUP", "DELCONSUMER", "s", "g", "Alice") == 0
+    assert raw_rc.execute_command("XGROUP", "DELCONSUMER", "s", "g", "Nobody") == 0
     # the deleted consumer's entries left the group PEL too
-    assert rc.execute_command("XPENDING", "s", "g") == [0, None, None, None]
-    assert groups(rc)[b"g"][b"consumers"] == 1
+    assert raw_rc.execute_command("XPENDING", "s", "g") == [0, None, None, None]
+    assert groups(raw_rc)[b"g"][b"consumers"] == 1
     for sub in ("CREATECONSUMER", "DELCONSUMER"):
-        assert err(rc, "XGROUP", sub, "s", "nog", "c") == "NOGROUP No such consumer group 'nog' for key name 's'"
-        assert err(rc, "XGROUP", sub, "nokey", "g", "c") == KEY_REQUIRED
-        assert err(rc, "XGROUP", sub, "s", "g") == f"wrong number of arguments for 'xgroup|{sub.lower()}' command"
+        assert err(raw_rc, "XGROUP", sub, "s", "nog", "c") == "NOGROUP No such consumer group 'nog' for key name 's'"
+        assert err(raw_rc, "XGROUP", sub, "nokey", "g", "c") == KEY_REQUIRED
+        assert err(raw_rc, "XGROUP", sub, "s", "g") == f"wrong number of arguments for 'xgroup|{sub.lower()}' command"
 
 
-def test_help_and_unknown_subcommand(rc):
-    lines = rc.execute_command("XGROUP", "HELP")
+def test_help_and_unknown_subcommand(raw_rc):
+    lines = raw_rc.execute_command("XGROUP", "HELP")
     assert lines[0] == b"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
     assert b"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]" in lines
     assert lines[-2:] == [b"HELP", b"    Print this help."]
     assert len(lines) == 17
-    assert err(rc, "XGROUP", "FOO", "s", "g") == "unknown subcommand 'FOO'. Try XGROUP HELP."
-    assert err(rc, "XGROUP") == "wrong number of arguments for 'xgroup' command"
-    assert err(rc, "XGROUP", "HELP", "x") == "wrong number of arguments for 'xgroup|help' command"
+    assert err(raw_rc, "XGROUP", "FOO", "s", "g") == "unknown subcommand 'FOO'. Try XGROUP HELP."
+    assert err(raw_rc, "XGROUP") == "wrong number of arguments for 'xgroup' command"
+    assert err(raw_rc, "XGROUP", "HELP", "x") == "wrong number of arguments for 'xgroup|help' command"
 
 
 def test_help_bytes(raw):
@@ -203,12 +177,12 @@ def test_help_bytes(raw):
     assert raw.read_exactly(len(head)) == head
 
 
-def test_command_docs_and_getkeys(r):
-    assert r.execute_command("COMMAND", "GETKEYS", "XGROUP", "CREATE", "k", "g", "$") == [b"k"]
-    assert r.execute_command("COMMAND", "GETKEYS", "XACK", "k", "g", "1-1") == [b"k"]
-    info = r.execute_command("COMMAND", "INFO", "XACK")[0]
+def test_command_docs_and_getkeys(raw_r):
+    assert raw_r.execute_command("COMMAND", "GETKEYS", "XGROUP", "CREATE", "k", "g", "$") == [b"k"]
+    assert raw_r.execute_command("COMMAND", "GETKEYS", "XACK", "k", "g", "1-1") == [b"k"]
+    info = raw_r.execute_command("COMMAND", "INFO", "XACK")[0]
     assert info[1] == -4 and set(info[2]) == {b"write", b"fast"}
-    sub = {s[0]: s for s in r.execute_command("COMMAND", "INFO", "XGROUP")[0][9]}
+    sub = {s[0]: s for s in raw_r.execute_command("COMMAND", "INFO", "XGROUP")[0][9]}
     assert sub[b"xgroup|create"][1] == -5
     assert set(sub[b"xgroup|create"][2]) == {b"write", b"denyoom"}
     assert sub[b"xgroup|destroy"][1] == 4
@@ -217,52 +191,52 @@ def test_command_docs_and_getkeys(r):
 # --- XACK -------------------------------------------------------------------------------------
 
 
-def test_xack(rc):
-    fill(rc)
-    rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
-    rc.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
-    assert rc.execute_command("XACK", "s", "g", "1-1") == 1
-    assert rc.execute_command("XACK", "s", "g", "1-1") == 0  # not twice
-    assert rc.execute_command("XACK", "s", "g", "1-1", "1-2", "1-3", "9-9") == 2
-    assert rc.execute_command("XPENDING", "s", "g")[:3] == [1, b"1-4", b"1-4"]
+def test_xack(raw_rc):
+    add_entries(raw_rc)
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    assert raw_rc.execute_command("XACK", "s", "g", "1-1") == 1
+    assert raw_rc.execute_command("XACK", "s", "g", "1-1") == 0  # not twice
+    assert raw_rc.execute_command("XACK", "s", "g", "1-1", "1-2", "1-3", "9-9") == 2
+    assert raw_rc.execute_command("XPENDING", "s", "g")[:3] == [1, b"1-4", b"1-4"]
     # an invalid ID anywhere: error, and nothing acknowledged
-    assert err(rc, "XACK", "s", "g", "1-4", "invalid-id") == \
+    assert err(raw_rc, "XACK", "s", "g", "1-4", "invalid-id") == \
         "Invalid stream ID specified as stream command argument"
-    assert err(rc, "XACK", "s", "g", "1-4", "+") == "Invalid stream ID specified as stream command argument"
-    assert rc.execute_command("XPENDING", "s", "g")[0] == 1
-    assert rc.execute_command("XACK", "s", "g", "1") == 0  # "1" is 1-0
-    assert rc.execute_command("XACK", "s", "g", "1-4") == 1
+    assert err(raw_rc, "XACK", "s", "g", "1-4", "+") == "Invalid stream ID specified as stream command argument"
+    assert raw_rc.execute_command("XPENDING", "s", "g")[0] == 1
+    assert raw_rc.execute_command("XACK", "s", "g", "1") == 0  # "1" is 1-0
+    assert raw_rc.execute_command("XACK", "s", "g", "1-4") == 1
 
 
-def test_xack_missing_key_or_group_is_zero(r):
-    fill(r)
-    r.set("str", "x")
-    assert r.execute_command("XACK", "nokey", "g", "1-1") == 0
-    assert r.execute_command("XACK", "s", "nog", "1-1") == 0
+def test_xack_missing_key_or_group_is_zero(raw_r):
+    add_entries(raw_r)
+    raw_r.set("str", "x")
+    assert raw_r.execute_command("XACK", "nokey", "g", "1-1") == 0
+    assert raw_r.execute_command("XACK", "s", "nog", "1-1") == 0
     # IDs are not even parsed then, as in Redis
-    assert r.execute_command("XACK", "s", "nog", "garbage") == 0
-    assert err(r, "XACK", "str", "g", "1-1") == "WRONGTYPE Operation against a key holding the wrong kind of value"
-    assert err(r, "XACK", "s", "g") == "wrong number of arguments for 'xack' command"
+    assert raw_r.execute_command("XACK", "s", "nog", "garbage") == 0
+    assert err(raw_r, "XACK", "str", "g", "1-1") == "WRONGTYPE Operation against a key holding the wrong kind of value"
+    assert err(raw_r, "XACK", "s", "g") == "wrong number of arguments for 'xack' command"
 
 
-def test_group_commands_do_not_invalidate_watch(server, r):
-    fill(r)
-    r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+def test_group_commands_do_not_invalidate_watch(server, raw_r):
+    add_entries(raw_r)
+    raw_r.execute_command("XGROUP", "CREATE", "s", "g", "0")
     other = redis.Redis(port=server.port)
     try:
-        r.execute_command("WATCH", "s")
+        raw_r.execute_command("WATCH", "s")
         other.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
         other.execute_command("XACK", "s", "g", "1-1")
         other.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "c2")
-        r.execute_command("MULTI")
-        r.execute_command("PING")
-        assert r.execute_command("EXEC") == [b"PONG"]
+        raw_r.execute_command("MULTI")
+        raw_r.execute_command("PING")
+        assert raw_r.execute_command("EXEC") == [b"PONG"]
         # ...but writing the stream itself does
-        r.execute_command("WATCH", "s")
+        raw_r.execute_command("WATCH", "s")
         other.execute_command("XADD", "s", "2-0", "f", "v")
-        r.execute_command("MULTI")
-        r.execute_command("PING")
-        assert r.execute_command("EXEC") is None
+        raw_r.execute_command("MULTI")
+        raw_r.execute_command("PING")
+        assert raw_r.execute_command("EXEC") is None
     finally:
         other.close()
 
@@ -303,21 +277,8 @@ SCRIPT = [
 HELP_DIFFERENCE = SCRIPT.index(("XGROUP", "HELP"))
 
 
-def _run(port: int) -> list:
-    with redis.Redis(port=port, protocol=2) as c:
-        c.response_callbacks.clear()
-        c.flushall()
-        out = []
-        for argv in SCRIPT:
-            try:
-                out.append(c.execute_command(*argv))
-            except redis.ResponseError as exc:
-                out.append(("error", str(exc)))
-        return out
-
-
 def test_differential_against_real_redis(server, real_redis):
-    ours, theirs = _run(server.port), _run(real_redis.port)
+    ours, theirs = run_plain(server.port, SCRIPT), run_plain(real_redis.port, SCRIPT)
     for i, (argv, a, b) in enumerate(zip(SCRIPT, ours, theirs, strict=True)):
         if i == HELP_DIFFERENCE:
             assert a[:-1] == b[:-1] and a[-1] == b"    Print this help." and b[-1] == b"    Prints this help."

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-import pytest
 import redis
+
+from tests.helpers import as_map, err, run_plain
 
 STREAM_FIELDS = [b"length", b"radix-tree-keys", b"radix-tree-nodes", b"last-generated-id",
                  b"max-deleted-entry-id", b"entries-added", b"recorded-first-entry-id", b"groups",
@@ -14,32 +15,6 @@ FULL_FIELDS = STREAM_FIELDS[:7] + [b"entries", b"groups"]
 GROUP_FULL_FIELDS = [b"name", b"last-delivered-id", b"entries-read", b"lag", b"pel-count", b"pending",
                      b"consumers"]
 CONSUMER_FULL_FIELDS = [b"name", b"seen-time", b"active-time", b"pel-count", b"pending"]
-
-
-@pytest.fixture
-def r(r: redis.Redis) -> redis.Redis:
-    r.response_callbacks.clear()  # replies exactly as sent
-    return r
-
-
-@pytest.fixture
-def rc(rc: redis.Redis) -> redis.Redis:
-    rc.response_callbacks.clear()
-    return rc
-
-
-def as_map(reply) -> dict:
-    """A map reply as a dict, checking the RESP2 form is a flat array of pairs."""
-    if isinstance(reply, dict):
-        return reply
-    assert isinstance(reply, list) and len(reply) % 2 == 0
-    return dict(zip(reply[::2], reply[1::2], strict=True))
-
-
-def err(r: redis.Redis, *argv) -> str:
-    with pytest.raises(redis.ResponseError) as exc:
-        r.execute_command(*argv)
-    return str(exc.value)
 
 
 def full(r: redis.Redis, key: str = "x", *opts) -> dict:
@@ -57,12 +32,12 @@ def group_of(r: redis.Redis, i: int = 0) -> dict:
 # --- XINFO STREAM -----------------------------------------------------------------------------
 
 
-def test_stream_fields_in_order(rc):
+def test_stream_fields_in_order(raw_rc):
     for i in (1, 2, 3):
-        rc.execute_command("XADD", "x", f"{i}-0", "f", str(i))
-    rc.execute_command("XDEL", "x", "2-0")
-    rc.execute_command("XGROUP", "CREATE", "x", "g", "0")
-    reply = rc.execute_command("XINFO", "STREAM", "x")
+        raw_rc.execute_command("XADD", "x", f"{i}-0", "f", str(i))
+    raw_rc.execute_command("XDEL", "x", "2-0")
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "g", "0")
+    reply = raw_rc.execute_command("XINFO", "STREAM", "x")
     d = as_map(reply)
     assert list(d) == STREAM_FIELDS
     assert d[b"length"] == 2
@@ -76,15 +51,15 @@ def test_stream_fields_in_order(rc):
     assert d[b"last-entry"] == [b"3-0", [b"f", b"3"]]
 
 
-def test_empty_stream_has_nil_entries(r):
-    r.execute_command("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM")
-    d = as_map(r.execute_command("XINFO", "STREAM", "x"))
+def test_empty_stream_has_nil_entries(raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM")
+    d = as_map(raw_r.execute_command("XINFO", "STREAM", "x"))
     assert d[b"length"] == 0 and d[b"first-entry"] is None and d[b"last-entry"] is None
     assert d[b"last-generated-id"] == b"0-0" and d[b"recorded-first-entry-id"] == b"0-0"
 
 
-def test_stream_bytes_resp2_and_resp3(server, r):
-    r.execute_command("XADD", "x", "1-0", "f", "v")
+def test_stream_bytes_resp2_and_resp3(server, raw_r):
+    raw_r.execute_command("XADD", "x", "1-0", "f", "v")
     conn = __import__("tests.serverproc", fromlist=["RawConnection"]).RawConnection(server.port)
     try:
         conn.send(b"XINFO STREAM x\r\n")
@@ -99,7 +74,7 @@ def test_stream_bytes_resp2_and_resp3(server, r):
         conn.sock.settimeout(0.3)
         conn.read_until_closed()
         conn.sock.settimeout(5)
-        r.execute_command("XDEL", "x", "1-0")
+        raw_r.execute_command("XDEL", "x", "1-0")
         conn.send(b"XINFO STREAM x\r\n")
         expected = (b"%10\r\n$6\r\nlength\r\n:0\r\n$15\r\nradix-tree-keys\r\n:")
         assert conn.read_exactly(len(expected)) == expected
@@ -110,31 +85,31 @@ def test_stream_bytes_resp2_and_resp3(server, r):
         conn.close()
 
 
-def test_errors(r):
-    r.set("str", "v")
-    r.execute_command("XADD", "x", "1-0", "f", "v")
-    assert err(r, "XINFO", "STREAM", "nokey") == "no such key"
-    assert err(r, "XINFO", "GROUPS", "nokey") == "no such key"
-    assert err(r, "XINFO", "CONSUMERS", "nokey", "g") == "no such key"
+def test_errors(raw_r):
+    raw_r.set("str", "v")
+    raw_r.execute_command("XADD", "x", "1-0", "f", "v")
+    assert err(raw_r, "XINFO", "STREAM", "nokey") == "no such key"
+    assert err(raw_r, "XINFO", "GROUPS", "nokey") == "no such key"
+    assert err(raw_r, "XINFO", "CONSUMERS", "nokey", "g") == "no such key"
     # the key is looked up before the options are checked
-    assert err(r, "XINFO", "STREAM", "nokey", "BAD") == "no such key"
-    assert err(r, "XINFO", "STREAM", "str") == "WRONGTYPE Operation against a key holding the wrong kind of value"
-    assert err(r, "XINFO", "CONSUMERS", "x", "g") == "NOGROUP No such consumer group 'g' for key name 'x'"
+    assert err(raw_r, "XINFO", "STREAM", "nokey", "BAD") == "no such key"
+    assert err(raw_r, "XINFO", "STREAM", "str") == "WRONGTYPE Operation against a key holding the wrong kind of value"
+    assert err(raw_r, "XINFO", "CONSUMERS", "x", "g") == "NOGROUP No such consumer group 'g' for key name 'x'"
     bad = "unknown subcommand or wrong number of arguments for 'STREAM'. Try XINFO HELP."
-    assert err(r, "XINFO", "STREAM", "x", "BAD") == bad
-    assert err(r, "XINFO", "STREAM", "x", "FULL", "COUNT") == bad
-    assert err(r, "XINFO", "STREAM", "x", "FULL", "LIMIT", "1") == bad
-    assert err(r, "XINFO", "STREAM", "x", "FULL", "COUNT", "1", "X") == bad
-    assert err(r, "XINFO", "STREAM", "x", "FULL", "COUNT", "x") == "value is not an integer or out of range"
-    assert err(r, "XINFO", "GROUPS") == "wrong number of arguments for 'xinfo|groups' command"
-    assert err(r, "XINFO", "GROUPS", "x", "y") == "wrong number of arguments for 'xinfo|groups' command"
-    assert err(r, "XINFO", "CONSUMERS", "x") == "wrong number of arguments for 'xinfo|consumers' command"
-    assert err(r, "XINFO", "STREAM") == "wrong number of arguments for 'xinfo|stream' command"
-    assert err(r, "XINFO", "FOO", "x") == "unknown subcommand 'FOO'. Try XINFO HELP."
+    assert err(raw_r, "XINFO", "STREAM", "x", "BAD") == bad
+    assert err(raw_r, "XINFO", "STREAM", "x", "FULL", "COUNT") == bad
+    assert err(raw_r, "XINFO", "STREAM", "x", "FULL", "LIMIT", "1") == bad
+    assert err(raw_r, "XINFO", "STREAM", "x", "FULL", "COUNT", "1", "X") == bad
+    assert err(raw_r, "XINFO", "STREAM", "x", "FULL", "COUNT", "x") == "value is not an integer or out of range"
+    assert err(raw_r, "XINFO", "GROUPS") == "wrong number of arguments for 'xinfo|groups' command"
+    assert err(raw_r, "XINFO", "GROUPS", "x", "y") == "wrong number of arguments for 'xinfo|groups' command"
+    assert err(raw_r, "XINFO", "CONSUMERS", "x") == "wrong number of arguments for 'xinfo|consumers' command"
+    assert err(raw_r, "XINFO", "STREAM") == "wrong number of arguments for 'xinfo|stream' command"
+    assert err(raw_r, "XINFO", "FOO", "x") == "unknown subcommand 'FOO'. Try XINFO HELP."
 
 
-def test_help(rc):
-    lines = rc.execute_command("XINFO", "HELP")
+def test_help(raw_rc):
+    lines = raw_rc.execute_command("XINFO", "HELP")
     assert lines == [b"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                      b"CONSUMERS <key> <groupname>", b"    Show consumers of <groupname>.",
                      b"GROUPS <key>", b"    Show the stream consumer groups.",
@@ -158,13 +133,13 @@ def _full_fixture(r: redis.Redis) -> None:
     r.execute_command("XDEL", "x", "103")
 
 
-def test_full_output(rc):
+def test_full_output(raw_rc):
     before = int(time.time() * 1000)
-    _full_fixture(rc)
-    raw = rc.execute_command("XINFO", "STREAM", "x", "FULL")
+    _full_fixture(raw_rc)
+    raw = raw_rc.execute_command("XINFO", "STREAM", "x", "FULL")
     if not isinstance(raw, dict):
         assert len(raw) == 18
-    d = full(rc)
+    d = full(raw_rc)
     assert list(d) == FULL_FIELDS
     assert d[b"length"] == 4
     assert d[b"entries"] == [[b"100-0", [b"a", b"1"]], [b"101-0", [b"b", b"1"]],
@@ -188,42 +163,42 @@ def test_full_output(rc):
     assert g2[b"lag"] is None and g2[b"entries-read"] == 4  # the XDEL of 103 makes it unknowable
 
 
-def test_full_count(rc):
-    _full_fixture(rc)
-    d = full(rc, "x", "COUNT", "1")
+def test_full_count(raw_rc):
+    _full_fixture(raw_rc)
+    d = full(raw_rc, "x", "COUNT", "1")
     assert d[b"entries"] == [[b"100-0", [b"a", b"1"]]]
     g2 = d[b"groups"][1]
     assert len(g2[b"pending"]) == 1 and len(g2[b"consumers"][0][b"pending"]) == 1
     assert g2[b"pel-count"] == 4 and g2[b"consumers"][0][b"pel-count"] == 4
-    d = full(rc, "x", "COUNT", "0")  # 0 = everything
+    d = full(raw_rc, "x", "COUNT", "0")  # 0 = everything
     assert len(d[b"entries"]) == 4 and len(d[b"groups"][1][b"pending"]) == 4
-    d = full(rc, "x", "count", "-3")  # negative = the default 10
+    d = full(raw_rc, "x", "count", "-3")  # negative = the default 10
     assert len(d[b"entries"]) == 4
 
 
-def test_full_default_count_is_ten(r):
+def test_full_default_count_is_ten(raw_r):
     for i in range(1, 13):
-        r.execute_command("XADD", "x", f"{i}-0", "f", "v")
-    r.execute_command("XGROUP", "CREATE", "x", "g", "0")
-    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">")
-    d = full(r)
+        raw_r.execute_command("XADD", "x", f"{i}-0", "f", "v")
+    raw_r.execute_command("XGROUP", "CREATE", "x", "g", "0")
+    raw_r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">")
+    d = full(raw_r)
     assert len(d[b"entries"]) == 10
     assert len(d[b"groups"][0][b"pending"]) == 10 and d[b"groups"][0][b"pel-count"] == 12
-    assert len(full(r, "x", "COUNT", "0")[b"entries"]) == 12
+    assert len(full(raw_r, "x", "COUNT", "0")[b"entries"]) == 12
 
 
 # --- XINFO GROUPS / CONSUMERS -----------------------------------------------------------------
 
 
-def test_groups(rc):
+def test_groups(raw_rc):
     for i in (1, 2, 3):
-        rc.execute_command("XADD", "x", f"{i}-0", "f", "v")
-    assert rc.execute_command("XINFO", "GROUPS", "x") == []
-    rc.execute_command("XGROUP", "CREATE", "x", "b", "0")
-    rc.execute_command("XGROUP", "CREATE", "x", "a", "$")
-    rc.execute_command("XREADGROUP", "GROUP", "b", "c1", "COUNT", "2", "STREAMS", "x", ">")
-    rc.execute_command("XGROUP", "CREATECONSUMER", "x", "b", "c2")
-    rows = [as_map(g) for g in rc.execute_command("XINFO", "GROUPS", "x")]
+        raw_rc.execute_command("XADD", "x", f"{i}-0", "f", "v")
+    assert raw_rc.execute_command("XINFO", "GROUPS", "x") == []
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "b", "0")
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "a", "$")
+    raw_rc.execute_command("XREADGROUP", "GROUP", "b", "c1", "COUNT", "2", "STREAMS", "x", ">")
+    raw_rc.execute_command("XGROUP", "CREATECONSUMER", "x", "b", "c2")
+    rows = [as_map(g) for g in raw_rc.execute_command("XINFO", "GROUPS", "x")]
     assert rows == [
         {b"name": b"a", b"consumers": 0, b"pending": 0, b"last-delivered-id": b"3-0",
          b"entries-read": None, b"lag": 0},
@@ -233,84 +208,84 @@ def test_groups(rc):
     assert list(rows[0]) == [b"name", b"consumers", b"pending", b"last-delivered-id", b"entries-read", b"lag"]
 
 
-def test_consumers_idle_and_inactive(rc):
+def test_consumers_idle_and_inactive(raw_rc):
     # stream-cgroups.tcl "Consumer seen-time and active-time"
-    rc.execute_command("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM")
-    rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "1", "STREAMS", "x", ">")
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM")
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "1", "STREAMS", "x", ">")
     time.sleep(0.1)
-    (c,) = [as_map(x) for x in rc.execute_command("XINFO", "CONSUMERS", "x", "g")]
+    (c,) = [as_map(x) for x in raw_rc.execute_command("XINFO", "CONSUMERS", "x", "g")]
     assert list(c) == [b"name", b"pending", b"idle", b"inactive"]
     assert c[b"name"] == b"Alice" and c[b"idle"] >= 100 and c[b"inactive"] == -1
-    rc.execute_command("XADD", "x", "1-0", "f", "v")
-    rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "1", "STREAMS", "x", ">")
-    (c,) = [as_map(x) for x in rc.execute_command("XINFO", "CONSUMERS", "x", "g")]
+    raw_rc.execute_command("XADD", "x", "1-0", "f", "v")
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "1", "STREAMS", "x", ">")
+    (c,) = [as_map(x) for x in raw_rc.execute_command("XINFO", "CONSUMERS", "x", "g")]
     assert c[b"idle"] < 80 and 0 <= c[b"inactive"] < 80 and c[b"pending"] == 1
     time.sleep(0.1)
-    rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "1", "STREAMS", "x", ">")
-    (c,) = [as_map(x) for x in rc.execute_command("XINFO", "CONSUMERS", "x", "g")]
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g", "Alice", "COUNT", "1", "STREAMS", "x", ">")
+    (c,) = [as_map(x) for x in raw_rc.execute_command("XINFO", "CONSUMERS", "x", "g")]
     assert c[b"idle"] < 80 and c[b"inactive"] >= 100
 
 
 # --- entries-read and lag (stream-cgroups.tcl) ------------------------------------------------
 
 
-def test_lag_in_empty_streams(rc):
-    rc.execute_command("XGROUP", "CREATE", "x", "g1", "0", "MKSTREAM")
-    d = full(rc)
+def test_lag_in_empty_streams(raw_rc):
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "g1", "0", "MKSTREAM")
+    d = full(raw_rc)
     assert d[b"max-deleted-entry-id"] == b"0-0" and d[b"entries-added"] == 0
     assert d[b"groups"][0][b"entries-read"] is None and d[b"groups"][0][b"lag"] == 0
-    rc.execute_command("XADD", "x", "1-0", "data", "a")
-    rc.execute_command("XDEL", "x", "1-0")
-    d = full(rc)
+    raw_rc.execute_command("XADD", "x", "1-0", "data", "a")
+    raw_rc.execute_command("XDEL", "x", "1-0")
+    d = full(raw_rc)
     assert d[b"max-deleted-entry-id"] == b"1-0" and d[b"entries-added"] == 1
     assert d[b"groups"][0][b"entries-read"] is None and d[b"groups"][0][b"lag"] == 0
 
 
-def test_read_counter_and_lag_sanity(rc):
+def test_read_counter_and_lag_sanity(raw_rc):
     for i in range(1, 6):
-        rc.execute_command("XADD", "x", f"{i}-0", "data", "v")
-    rc.execute_command("XGROUP", "CREATE", "x", "g1", "0")
-    g = group_of(rc)
+        raw_rc.execute_command("XADD", "x", f"{i}-0", "data", "v")
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "g1", "0")
+    g = group_of(raw_rc)
     assert (g[b"entries-read"], g[b"lag"]) == (None, 5)
-    rc.execute_command("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
-    g = group_of(rc)
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
+    g = group_of(raw_rc)
     assert (g[b"entries-read"], g[b"lag"]) == (1, 4)
-    rc.execute_command("XREADGROUP", "GROUP", "g1", "c12", "COUNT", "10", "STREAMS", "x", ">")
-    g = group_of(rc)
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c12", "COUNT", "10", "STREAMS", "x", ">")
+    g = group_of(raw_rc)
     assert (g[b"entries-read"], g[b"lag"]) == (5, 0)
-    rc.execute_command("XADD", "x", "6-0", "data", "f")
-    g = group_of(rc)
+    raw_rc.execute_command("XADD", "x", "6-0", "data", "f")
+    g = group_of(raw_rc)
     assert (g[b"entries-read"], g[b"lag"]) == (5, 1)
 
 
-def test_lag_with_xdels_and_trims(rc):
+def test_lag_with_xdels_and_trims(raw_rc):
     for i in range(1, 6):
-        rc.execute_command("XADD", "x", f"{i}-0", "data", "v")
-    rc.execute_command("XDEL", "x", "3-0")
-    rc.execute_command("XGROUP", "CREATE", "x", "g1", "0")
-    rc.execute_command("XGROUP", "CREATE", "x", "g2", "0")
-    g = group_of(rc)
+        raw_rc.execute_command("XADD", "x", f"{i}-0", "data", "v")
+    raw_rc.execute_command("XDEL", "x", "3-0")
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "g1", "0")
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "g2", "0")
+    g = group_of(raw_rc)
     assert (g[b"entries-read"], g[b"lag"]) == (None, None)
     for _ in range(3):
-        rc.execute_command("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
-        g = group_of(rc)
+        raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
+        g = group_of(raw_rc)
         assert (g[b"entries-read"], g[b"lag"]) == (None, None)
-    rc.execute_command("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
-    g = group_of(rc)
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
+    g = group_of(raw_rc)
     assert (g[b"entries-read"], g[b"lag"]) == (5, 0)
-    rc.execute_command("XADD", "x", "6-0", "data", "f")
-    g = group_of(rc)
+    raw_rc.execute_command("XADD", "x", "6-0", "data", "f")
+    g = group_of(raw_rc)
     assert (g[b"entries-read"], g[b"lag"]) == (5, 1)
-    rc.execute_command("XTRIM", "x", "MINID", "=", "3-0")
-    g1, g2 = full(rc)[b"groups"]
+    raw_rc.execute_command("XTRIM", "x", "MINID", "=", "3-0")
+    g1, g2 = full(raw_rc)[b"groups"]
     assert (g1[b"entries-read"], g1[b"lag"]) == (5, 1)
     assert (g2[b"entries-read"], g2[b"lag"]) == (None, 3)
-    rc.execute_command("XTRIM", "x", "MINID", "=", "5-0")
-    g1, g2 = full(rc)[b"groups"]
+    raw_rc.execute_command("XTRIM", "x", "MINID", "=", "5-0")
+    g1, g2 = full(raw_rc)[b"groups"]
     assert (g1[b"entries-read"], g1[b"lag"]) == (5, 1)
     assert (g2[b"entries-read"], g2[b"lag"]) == (None, 2)
     # XINFO GROUPS reports the same counters
-    rows = [as_map(g) for g in rc.execute_command("XINFO", "GROUPS", "x")]
+    rows = [as_map(g) for g in raw_rc.execute_command("XINFO", "GROUPS", "x")]
     assert [(g[b"entries-read"], g[b"lag"]) for g in rows] == [(5, 1), (None, 2)]
 
 
@@ -344,21 +319,8 @@ SCRIPT = [
 _TIMES = {b"seen-time", b"active-time", b"idle", b"inactive"}
 
 
-def _run(port: int, script) -> list:
-    with redis.Redis(port=port, protocol=2) as c:
-        c.response_callbacks.clear()
-        c.flushall()
-        out = []
-        for argv in script:
-            try:
-                out.append(c.execute_command(*argv))
-            except redis.ResponseError as exc:
-                out.append(("error", str(exc)))
-        return out
-
-
 def test_differential_against_real_redis(server, real_redis):
-    ours, theirs = _run(server.port, SCRIPT), _run(real_redis.port, SCRIPT)
+    ours, theirs = run_plain(server.port, SCRIPT), run_plain(real_redis.port, SCRIPT)
     for argv, a, b in zip(SCRIPT, ours, theirs, strict=True):
         assert a == b, argv
 
@@ -376,7 +338,7 @@ def test_differential_full_and_consumers(server, real_redis):
         ("XINFO", "STREAM", "x", "FULL"),
         ("XINFO", "CONSUMERS", "x", "g1"),
     ]
-    ours, theirs = _run(server.port, script), _run(real_redis.port, script)
+    ours, theirs = run_plain(server.port, script), run_plain(real_redis.port, script)
     assert ours[:-2] == theirs[:-2]
     a, b = as_map(ours[-2]), as_map(theirs[-2])
     ga, gb = a.pop(b"groups"), b.pop(b"groups")

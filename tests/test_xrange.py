@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import redis
 
+from tests.helpers import assert_same_as_redis, call_raw
 from tests.serverproc import RawConnection
-from tests.test_keys import assert_same_as_redis, call_raw
 
 MAX = 18446744073709551615
 IDS = ["1-0", "1-1", "2-0", "2-5", f"2-{MAX}", "3-0", "10-2"]

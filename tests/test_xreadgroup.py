@@ -9,34 +9,12 @@ import pytest
 import redis
 import redis.asyncio
 
+from tests.helpers import encode_command as resp
+from tests.helpers import run_plain, wait_blocked
 from tests.serverproc import RawConnection
 
 NOGROUP_MS = b"-NOGROUP No such key 'ms' or consumer group 'g' in XREADGROUP with GROUP option\r\n"
 WRONGTYPE = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
-
-
-def resp(*args: bytes | str | int) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        b = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(b), b))
-    return b"".join(out)
-
-
-def plain(r: redis.Redis) -> redis.Redis:
-    """The client without redis-py's reply callbacks: replies as the protocol delivers them."""
-    r.response_callbacks.clear()
-    return r
-
-
-@pytest.fixture
-def r(r: redis.Redis) -> redis.Redis:
-    return plain(r)
-
-
-@pytest.fixture
-def rc(rc: redis.Redis) -> redis.Redis:
-    return plain(rc)
 
 
 def streams_of(reply) -> dict:
@@ -44,19 +22,6 @@ def streams_of(reply) -> dict:
     if isinstance(reply, dict):
         return reply
     return {k: v for k, v in reply}
-
-
-def wait_blocked(r: redis.Redis, n: int, timeout: float = 3.0) -> None:
-    deadline = time.monotonic() + timeout
-    have = -1
-    while time.monotonic() < deadline:
-        info = r.execute_command("INFO", "clients")
-        info = info.decode() if isinstance(info, bytes) else info
-        have = int(info.split("blocked_clients:")[1].split()[0])
-        if have == n:
-            return
-        time.sleep(0.005)
-    raise AssertionError(f"expected {n} blocked clients, have {have}")
 
 
 def setup3(r: redis.Redis, key: str = "ms", group: str = "g") -> None:
@@ -68,8 +33,8 @@ def setup3(r: redis.Redis, key: str = "ms", group: str = "g") -> None:
 # --- serving ----------------------------------------------------------------------------------
 
 
-def test_new_entries_then_history(rc):
-    r = plain(rc)
+def test_new_entries_then_history(raw_rc):
+    r = raw_rc
     setup3(r)
     got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2",
                                        "STREAMS", "ms", ">"))
@@ -94,9 +59,9 @@ def test_new_entries_then_history(rc):
         (b"1-0", b"alice", 3), (b"2-0", b"alice", 3), (b"3-0", b"bob", 2)]
 
 
-def test_empty_history_is_served_not_null(rc):
+def test_empty_history_is_served_not_null(raw_rc):
     # Redis bug #5577: an empty PEL still answers with the key and an empty list.
-    r = plain(rc)
+    r = raw_rc
     setup3(r)
     assert streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "3",
                                         "STREAMS", "ms", "0")) == {b"ms": []}
@@ -106,9 +71,9 @@ def test_empty_history_is_served_not_null(rc):
     assert len(got[b"ms"]) == 3
 
 
-def test_history_reports_deleted_entries_with_nil_fields(rc):
+def test_history_reports_deleted_entries_with_nil_fields(raw_rc):
     # Redis bug #5570
-    r = plain(rc)
+    r = raw_rc
     r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
     r.execute_command("XADD", "ms", "1", "field1", "A")
     r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
@@ -121,8 +86,8 @@ def test_history_reports_deleted_entries_with_nil_fields(rc):
     assert [(row[0], row[3]) for row in rows] == [(b"1-0", 1), (b"2-0", 2)]
 
 
-def test_noack_skips_the_pel_but_advances_the_group(rc):
-    r = plain(rc)
+def test_noack_skips_the_pel_but_advances_the_group(raw_rc):
+    r = raw_rc
     setup3(r)
     got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "NOACK", "STREAMS", "ms", ">"))
     assert len(got[b"ms"]) == 3
@@ -135,8 +100,8 @@ def test_noack_skips_the_pel_but_advances_the_group(rc):
     assert info[b"lag"] == 0
 
 
-def test_count_zero_and_negative_mean_all(rc):
-    r = plain(rc)
+def test_count_zero_and_negative_mean_all(raw_rc):
+    r = raw_rc
     setup3(r)
     got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "COUNT", "-5", "STREAMS", "ms", ">"))
     assert len(got[b"ms"]) == 3
@@ -144,8 +109,8 @@ def test_count_zero_and_negative_mean_all(rc):
     assert len(got[b"ms"]) == 3
 
 
-def test_several_streams_only_served_ones_appear(rc):
-    r = plain(rc)
+def test_several_streams_only_served_ones_appear(raw_rc):
+    r = raw_rc
     setup3(r, "a")
     r.execute_command("XGROUP", "CREATE", "b", "g", "$", "MKSTREAM")
     got = streams_of(r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">", ">"))
@@ -155,18 +120,17 @@ def test_several_streams_only_served_ones_appear(rc):
     assert got == {b"b": []}
 
 
-def test_setid_reassigns_pending_entries(r):
+def test_setid_reassigns_pending_entries(raw_r):
     # "PEL NACK reassignment after XGROUP SETID event"
-    r = plain(r)
     for i in range(1, 5):
-        r.execute_command("XADD", "events", f"{i}-0", "f1", "v1")
-    r.execute_command("XGROUP", "CREATE", "events", "g1", "$")
-    r.execute_command("XADD", "events", "5-0", "f1", "v1")
-    assert len(r.execute_command("XREADGROUP", "GROUP", "g1", "c1", "STREAMS", "events", ">")[0][1]) == 1
-    r.execute_command("XGROUP", "SETID", "events", "g1", "-")
-    assert len(r.execute_command("XREADGROUP", "GROUP", "g1", "c2", "STREAMS", "events", ">")[0][1]) == 5
-    assert r.execute_command("XPENDING", "events", "g1") == [5, b"1-0", b"5-0", [[b"c2", b"5"]]]
-    row = r.execute_command("XPENDING", "events", "g1", "5-0", "5-0", "1")[0]
+        raw_r.execute_command("XADD", "events", f"{i}-0", "f1", "v1")
+    raw_r.execute_command("XGROUP", "CREATE", "events", "g1", "$")
+    raw_r.execute_command("XADD", "events", "5-0", "f1", "v1")
+    assert len(raw_r.execute_command("XREADGROUP", "GROUP", "g1", "c1", "STREAMS", "events", ">")[0][1]) == 1
+    raw_r.execute_command("XGROUP", "SETID", "events", "g1", "-")
+    assert len(raw_r.execute_command("XREADGROUP", "GROUP", "g1", "c2", "STREAMS", "events", ">")[0][1]) == 5
+    assert raw_r.execute_command("XPENDING", "events", "g1") == [5, b"1-0", b"5-0", [[b"c2", b"5"]]]
+    row = raw_r.execute_command("XPENDING", "events", "g1", "5-0", "5-0", "1")[0]
     assert row[1] == b"c2" and row[3] == 1  # re-delivery resets the counter
 
 
@@ -209,19 +173,19 @@ ERRORS = [
 
 
 @pytest.mark.parametrize(("argv", "message"), ERRORS, ids=[str(i) for i in range(len(ERRORS))])
-def test_errors(r, argv, message):
-    setup3(r)
-    r.set("str", "x")
+def test_errors(raw_r, argv, message):
+    setup3(raw_r)
+    raw_r.set("str", "x")
     with pytest.raises(redis.ResponseError) as exc:
-        r.execute_command(*argv)
+        raw_r.execute_command(*argv)
     assert str(exc.value).startswith(message)
     # a failed XREADGROUP creates no consumer and delivers nothing
-    assert r.execute_command("XPENDING", "ms", "g")[0] == 0
-    assert r.execute_command("XINFO", "CONSUMERS", "ms", "g") == []
+    assert raw_r.execute_command("XPENDING", "ms", "g")[0] == 0
+    assert raw_r.execute_command("XINFO", "CONSUMERS", "ms", "g") == []
 
 
-def test_error_prefixes_on_the_wire(raw, r):
-    setup3(r)
+def test_error_prefixes_on_the_wire(raw, raw_r):
+    setup3(raw_r)
     raw.send(resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "x"))
     expected = b"-ERR Invalid stream ID specified as stream command argument\r\n"
     assert raw.read_exactly(len(expected)) == expected
@@ -233,8 +197,8 @@ def test_error_prefixes_on_the_wire(raw, r):
 # --- reply bytes ------------------------------------------------------------------------------
 
 
-def test_reply_bytes_resp2_and_resp3(server, r):
-    setup3(r)
+def test_reply_bytes_resp2_and_resp3(server, raw_r):
+    setup3(raw_r)
     conn = RawConnection(server.port)
     try:
         cmd = resp("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "ms", ">")
@@ -247,7 +211,7 @@ def test_reply_bytes_resp2_and_resp3(server, r):
         expected = b"%1\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$2\r\nv2\r\n"
         assert conn.request(cmd, len(expected)) == expected
         # a deleted entry in the history: nil fields are a null (RESP3) ...
-        r.execute_command("XDEL", "ms", "1-0")
+        raw_r.execute_command("XDEL", "ms", "1-0")
         cmd = resp("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "ms", "0")
         expected = b"%1\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-0\r\n_\r\n"
         assert conn.request(cmd, len(expected)) == expected
@@ -263,10 +227,10 @@ def test_reply_bytes_resp2_and_resp3(server, r):
         conn.close()
 
 
-def test_null_and_nil_fields_resp2_bytes(raw, r):
-    setup3(r)
-    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
-    r.execute_command("XDEL", "ms", "2-0")
+def test_null_and_nil_fields_resp2_bytes(raw, raw_r):
+    setup3(raw_r)
+    raw_r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
+    raw_r.execute_command("XDEL", "ms", "2-0")
     cmd = resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", ">")
     assert raw.request(cmd, 5) == b"*-1\r\n"
     cmd = resp("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ms", "1-0")
@@ -275,13 +239,13 @@ def test_null_and_nil_fields_resp2_bytes(raw, r):
     assert raw.request(cmd, len(expected)) == expected
 
 
-def test_command_table_entry(r):
-    assert r.execute_command("COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "g", "c", "COUNT", "1",
+def test_command_table_entry(raw_r):
+    assert raw_r.execute_command("COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "g", "c", "COUNT", "1",
                              "STREAMS", "s1", "s2", ">", ">") == [b"s1", b"s2"]
     # a group or consumer called STREAMS is not taken for the keyword
-    assert r.execute_command("COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "streams", "streams",
+    assert raw_r.execute_command("COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "streams", "streams",
                              "STREAMS", "k", ">") == [b"k"]
-    info = r.execute_command("COMMAND", "INFO", "XREADGROUP")[0]
+    info = raw_r.execute_command("COMMAND", "INFO", "XREADGROUP")[0]
     assert info[1] == -7
     assert {b"write", b"blocking", b"movablekeys"} <= set(info[2])
 
@@ -289,37 +253,37 @@ def test_command_table_entry(r):
 # --- blocking ---------------------------------------------------------------------------------
 
 
-def test_block_served_by_xadd(raw, r):
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+def test_block_served_by_xadd(raw, raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
     raw.send(resp("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "ms", ">"))
-    wait_blocked(r, 1)
+    wait_blocked(raw_r, 1)
     # the consumer exists while it waits, as in Redis
-    consumers = r.execute_command("XINFO", "CONSUMERS", "ms", "g")
+    consumers = raw_r.execute_command("XINFO", "CONSUMERS", "ms", "g")
     assert consumers[0][1] == b"alice"
-    r.execute_command("XADD", "ms", "5-1", "k", "v")
+    raw_r.execute_command("XADD", "ms", "5-1", "k", "v")
     expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n5-1\r\n*2\r\n$1\r\nk\r\n$1\r\nv\r\n"
     assert raw.read_exactly(len(expected)) == expected
-    assert r.execute_command("XPENDING", "ms", "g")[:3] == [1, b"5-1", b"5-1"]
-    wait_blocked(r, 0)
+    assert raw_r.execute_command("XPENDING", "ms", "g")[:3] == [1, b"5-1", b"5-1"]
+    wait_blocked(raw_r, 0)
 
 
-def test_block_fifo_between_consumers_of_one_group(server, r):
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+def test_block_fifo_between_consumers_of_one_group(server, raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
     first, second = RawConnection(server.port), RawConnection(server.port)
     try:
         first.send(resp("XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "ms", ">"))
-        wait_blocked(r, 1)
+        wait_blocked(raw_r, 1)
         second.send(resp("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "ms", ">"))
-        wait_blocked(r, 2)
-        r.execute_command("XADD", "ms", "1-1", "n", "1")
+        wait_blocked(raw_r, 2)
+        raw_r.execute_command("XADD", "ms", "1-1", "n", "1")
         expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nn\r\n$1\r\n1\r\n"
         assert first.read_exactly(len(expected)) == expected
-        wait_blocked(r, 1)  # the second consumer found nothing new and keeps waiting
+        wait_blocked(raw_r, 1)  # the second consumer found nothing new and keeps waiting
         assert not _has_data(second)
-        r.execute_command("XADD", "ms", "1-2", "n", "2")
+        raw_r.execute_command("XADD", "ms", "1-2", "n", "2")
         expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-2\r\n*2\r\n$1\r\nn\r\n$1\r\n2\r\n"
         assert second.read_exactly(len(expected)) == expected
-        assert r.execute_command("XPENDING", "ms", "g") == [2, b"1-1", b"1-2", [[b"c1", b"1"], [b"c2", b"1"]]]
+        assert raw_r.execute_command("XPENDING", "ms", "g") == [2, b"1-1", b"1-2", [[b"c1", b"1"], [b"c2", b"1"]]]
     finally:
         first.close()
         second.close()
@@ -336,15 +300,15 @@ def _has_data(conn: RawConnection, wait: float = 0.05) -> bool:
         conn.sock.settimeout(5)
 
 
-def test_block_several_groups_each_get_the_entry(server, r):
-    r.execute_command("XGROUP", "CREATE", "ms", "g1", "$", "MKSTREAM")
-    r.execute_command("XGROUP", "CREATE", "ms", "g2", "$")
+def test_block_several_groups_each_get_the_entry(server, raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g1", "$", "MKSTREAM")
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g2", "$")
     a, b = RawConnection(server.port), RawConnection(server.port)
     try:
         a.send(resp("XREADGROUP", "GROUP", "g1", "c", "BLOCK", "0", "STREAMS", "ms", ">"))
         b.send(resp("XREADGROUP", "GROUP", "g2", "c", "BLOCK", "0", "STREAMS", "ms", ">"))
-        wait_blocked(r, 2)
-        r.execute_command("XADD", "ms", "9-0", "x", "y")
+        wait_blocked(raw_r, 2)
+        raw_r.execute_command("XADD", "ms", "9-0", "x", "y")
         expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n9-0\r\n*2\r\n$1\r\nx\r\n$1\r\ny\r\n"
         assert a.read_exactly(len(expected)) == expected
         assert b.read_exactly(len(expected)) == expected
@@ -353,27 +317,27 @@ def test_block_several_groups_each_get_the_entry(server, r):
         b.close()
 
 
-def test_block_timeout(raw, r):
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+def test_block_timeout(raw, raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
     t0 = time.monotonic()
     assert raw.request(resp("XREADGROUP", "GROUP", "g", "c", "BLOCK", "100", "STREAMS", "ms", ">"), 5) == b"*-1\r\n"
     assert 0.09 <= time.monotonic() - t0 < 2
-    wait_blocked(r, 0)
+    wait_blocked(raw_r, 0)
 
 
-def test_block_does_not_reply_empty_when_new_entries_were_deleted(raw, r):
+def test_block_does_not_reply_empty_when_new_entries_were_deleted(raw, raw_r):
     # "Blocking XREADGROUP will not reply with an empty array"
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
-    r.execute_command("XADD", "ms", "666", "f", "v")
-    r.execute_command("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "10", "STREAMS", "ms", ">")
-    r.execute_command("XADD", "ms", "667", "f2", "v2")
-    r.execute_command("XDEL", "ms", "667")
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    raw_r.execute_command("XADD", "ms", "666", "f", "v")
+    raw_r.execute_command("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "10", "STREAMS", "ms", ">")
+    raw_r.execute_command("XADD", "ms", "667", "f2", "v2")
+    raw_r.execute_command("XDEL", "ms", "667")
     assert raw.request(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "10", "STREAMS", "ms", ">"), 5) \
         == b"*-1\r\n"
 
 
-def test_history_read_never_blocks(rc):
-    r = plain(rc)
+def test_history_read_never_blocks(raw_rc):
+    r = raw_rc
     setup3(r)
     t0 = time.monotonic()
     got = r.execute_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "ms", "0")
@@ -381,84 +345,84 @@ def test_history_read_never_blocks(rc):
     assert time.monotonic() - t0 < 1
 
 
-def test_block_inside_multi_answers_null(r):
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
-    pipe = r.pipeline(transaction=True)
+def test_block_inside_multi_answers_null(raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+    pipe = raw_r.pipeline(transaction=True)
     pipe.execute_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "ms", ">")
     pipe.execute_command("XADD", "ms", "1-0", "a", "b")
     assert pipe.execute() == [None, b"1-0"]
 
 
-def test_disconnect_while_blocked(server, r):
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+def test_disconnect_while_blocked(server, raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
     conn = RawConnection(server.port)
     conn.send(resp("XREADGROUP", "GROUP", "g", "gone", "BLOCK", "0", "STREAMS", "ms", ">"))
-    wait_blocked(r, 1)
+    wait_blocked(raw_r, 1)
     conn.close()
-    wait_blocked(r, 0)
-    r.execute_command("XADD", "ms", "1-0", "a", "b")
+    wait_blocked(raw_r, 0)
+    raw_r.execute_command("XADD", "ms", "1-0", "a", "b")
     # the entry was not delivered to the departed client: the next reader gets it
-    got = r.execute_command("XREADGROUP", "GROUP", "g", "other", "STREAMS", "ms", ">")
+    got = raw_r.execute_command("XREADGROUP", "GROUP", "g", "other", "STREAMS", "ms", ">")
     assert got[0][1][0][0] == b"1-0"
-    assert r.execute_command("XPENDING", "ms", "g")[3] == [[b"other", b"1"]]
+    assert raw_r.execute_command("XPENDING", "ms", "g")[3] == [[b"other", b"1"]]
 
 
 @pytest.mark.parametrize("how", ["del", "flushall", "flushdb", "destroy", "unlink"])
-def test_blocked_reader_released_with_nogroup(raw, r, how):
+def test_blocked_reader_released_with_nogroup(raw, raw_r, how):
     # Redis 7.4 re-runs the blocked command, which then fails with its own NOGROUP error
     # (Redis 7.0 answered "-UNBLOCKED the stream key no longer exists" / "-NOGROUP the consumer
     # group this client was blocked on no longer exists" instead).
-    r.execute_command("XADD", "ms", "666", "f", "v")
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
+    raw_r.execute_command("XADD", "ms", "666", "f", "v")
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
     raw.send(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "0", "STREAMS", "ms", ">"))
-    wait_blocked(r, 1)
+    wait_blocked(raw_r, 1)
     if how == "destroy":
-        assert r.execute_command("XGROUP", "DESTROY", "ms", "g") == 1
+        assert raw_r.execute_command("XGROUP", "DESTROY", "ms", "g") == 1
     elif how in ("del", "unlink"):
-        r.execute_command(how.upper(), "ms")
+        raw_r.execute_command(how.upper(), "ms")
     else:
-        r.execute_command(how.upper())
+        raw_r.execute_command(how.upper())
     assert raw.read_exactly(len(NOGROUP_MS)) == NOGROUP_MS
-    wait_blocked(r, 0)
+    wait_blocked(raw_r, 0)
 
 
 @pytest.mark.parametrize("how", ["set", "multi"])
-def test_blocked_reader_released_with_wrongtype(raw, r, how):
-    r.execute_command("XADD", "ms", "666", "f", "v")
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
+def test_blocked_reader_released_with_wrongtype(raw, raw_r, how):
+    raw_r.execute_command("XADD", "ms", "666", "f", "v")
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
     raw.send(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "0", "STREAMS", "ms", ">"))
-    wait_blocked(r, 1)
+    wait_blocked(raw_r, 1)
     if how == "set":
-        r.set("ms", "val1")
+        raw_r.set("ms", "val1")
     else:
-        pipe = r.pipeline(transaction=True)
+        pipe = raw_r.pipeline(transaction=True)
         pipe.delete("ms")
         pipe.set("ms", "e1")
         pipe.execute()
     assert raw.read_exactly(len(WRONGTYPE)) == WRONGTYPE
 
 
-def test_blocked_reader_survives_recreated_key_with_group(raw, r):
-    r.execute_command("XADD", "ms", "666", "f", "v")
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
+def test_blocked_reader_survives_recreated_key_with_group(raw, raw_r):
+    raw_r.execute_command("XADD", "ms", "666", "f", "v")
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$")
     raw.send(resp("XREADGROUP", "GROUP", "g", "Alice", "BLOCK", "0", "STREAMS", "ms", ">"))
-    wait_blocked(r, 1)
+    wait_blocked(raw_r, 1)
     # delete and re-create key and group atomically: the re-run finds the group, nothing new
-    pipe = r.pipeline(transaction=True)
+    pipe = raw_r.pipeline(transaction=True)
     pipe.delete("ms")
     pipe.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
     pipe.execute()
-    wait_blocked(r, 1)
-    r.execute_command("XADD", "ms", "700", "x", "y")
+    wait_blocked(raw_r, 1)
+    raw_r.execute_command("XADD", "ms", "700", "x", "y")
     expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$5\r\n700-0\r\n*2\r\n$1\r\nx\r\n$1\r\ny\r\n"
     assert raw.read_exactly(len(expected)) == expected
 
 
-def test_blocked_commands_behind_run_after_release(raw, r):
-    r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
+def test_blocked_commands_behind_run_after_release(raw, raw_r):
+    raw_r.execute_command("XGROUP", "CREATE", "ms", "g", "$", "MKSTREAM")
     raw.send(resp("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "ms", ">") + resp("PING"))
-    wait_blocked(r, 1)
-    r.execute_command("XADD", "ms", "1-0", "a", "b")
+    wait_blocked(raw_r, 1)
+    raw_r.execute_command("XADD", "ms", "1-0", "a", "b")
     expected = b"*1\r\n*2\r\n$2\r\nms\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n+PONG\r\n"
     assert raw.read_exactly(len(expected)) == expected
 
@@ -526,19 +490,6 @@ SCRIPT = [
 ]
 
 
-def _run(port: int, script) -> list:
-    with redis.Redis(port=port, protocol=2) as c:
-        plain(c)
-        c.flushall()
-        out = []
-        for argv in script:
-            try:
-                out.append(c.execute_command(*argv))
-            except redis.ResponseError as exc:
-                out.append(("error", str(exc)))
-        return out
-
-
 # Where Redis 7.0 (the reference binary) and 7.4 (the specification) differ: 7.4 names `+` in
 # XREADGROUP specifically (it became meaningful for XREAD in 7.4); 7.0 calls it an invalid ID.
 KNOWN_7_0_DIFFERENCES = {
@@ -550,8 +501,8 @@ KNOWN_7_0_DIFFERENCES = {
 
 
 def test_differential_against_real_redis(server, real_redis):
-    ours = _run(server.port, SCRIPT)
-    theirs = _run(real_redis.port, SCRIPT)
+    ours = run_plain(server.port, SCRIPT)
+    theirs = run_plain(real_redis.port, SCRIPT)
     for i, (argv, a, b) in enumerate(zip(SCRIPT, ours, theirs, strict=True)):
         if i in KNOWN_7_0_DIFFERENCES:
             assert a == KNOWN_7_0_DIFFERENCES[i], argv

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 
+from tests.helpers import assert_same_as_redis, call_raw, fill_stream, node_max_entries_reset, xinfo_stream
 from tests.serverproc import RawConnection
-from tests.test_keys import assert_same_as_redis, call_raw
 
 MAX = 18446744073709551615
 WRONGTYPE = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
@@ -17,43 +15,15 @@ _NOT_INT = b"-ERR value is not an integer or out of range\r\n"
 _SYNTAX = b"-ERR syntax error\r\n"
 
 
-def fill(r: redis.Redis, n: int, key: str = "s") -> None:
-    pipe = r.pipeline(transaction=False)
-    for i in range(1, n + 1):
-        pipe.xadd(key, {"i": i}, id=f"{i}-0")
-    pipe.execute()
-
-
 def ids(r: redis.Redis, key: str = "s") -> list[str]:
     return [eid.decode() for eid, _ in r.xrange(key)]
-
-
-def xinfo(r: redis.Redis, key: str = "s") -> dict:
-    """XINFO STREAM as a dict, or skip when XINFO is not implemented yet."""
-    try:
-        reply = r.execute_command("XINFO", "STREAM", key)
-    except redis.ResponseError as err:
-        if "unknown command" in str(err):
-            pytest.skip("XINFO is not implemented yet")
-        raise
-    if isinstance(reply, list):
-        reply = dict(zip(reply[::2], reply[1::2], strict=True))
-    return {k.decode() if isinstance(k, bytes) else k: v for k, v in reply.items()}
-
-
-@pytest.fixture
-def small_nodes(r: redis.Redis) -> Iterator[redis.Redis]:
-    old = r.config_get("stream-node-max-entries")["stream-node-max-entries"]
-    r.config_set("stream-node-max-entries", 10)
-    yield r
-    r.config_set("stream-node-max-entries", old)
 
 
 # --- XDEL ----------------------------------------------------------------------------------------------
 
 
 def test_xdel_counts_existing_entries_only(rc: redis.Redis) -> None:
-    fill(rc, 5)
+    fill_stream(rc, 5)
     assert rc.xdel("s", "2-0", "4-0", "9-0", "2-0") == 2  # missing and repeated IDs count 0
     assert ids(rc) == ["1-0", "3-0", "5-0"]
     assert rc.xdel("s", "2-0") == 0
@@ -62,7 +32,7 @@ def test_xdel_counts_existing_entries_only(rc: redis.Redis) -> None:
 
 
 def test_xdel_of_every_entry_keeps_the_stream(rc: redis.Redis) -> None:
-    fill(rc, 2)
+    fill_stream(rc, 2)
     assert rc.xdel("s", "1-0", "2-0") == 2
     assert rc.exists("s") == 1 and rc.type("s") == b"stream" and rc.xlen("s") == 0
     # The last ID is kept: an older ID cannot be added back.
@@ -84,21 +54,21 @@ def test_xdel_parses_every_id_before_deleting(raw: RawConnection) -> None:
 
 
 def test_xdel_updates_metadata(r: redis.Redis) -> None:
-    fill(r, 5)
+    fill_stream(r, 5)
     r.xdel("s", "3-0", "1-0")
-    info = xinfo(r)
+    info = xinfo_stream(r)
     assert info["max-deleted-entry-id"] == b"3-0"
     assert info["recorded-first-entry-id"] == b"2-0"
     assert info["entries-added"] == 5 and info["length"] == 3
     r.xdel("s", "2-0")
-    assert xinfo(r)["max-deleted-entry-id"] == b"3-0"  # a smaller deleted ID leaves it
+    assert xinfo_stream(r)["max-deleted-entry-id"] == b"3-0"  # a smaller deleted ID leaves it
 
 
 # --- XTRIM ------------------------------------------------------------------------------------------
 
 
 def test_xtrim_maxlen_exact(rc: redis.Redis) -> None:
-    fill(rc, 10)
+    fill_stream(rc, 10)
     assert rc.xtrim("s", maxlen=4, approximate=False) == 6
     assert ids(rc) == ["7-0", "8-0", "9-0", "10-0"]
     assert rc.xtrim("s", maxlen=4, approximate=False) == 0
@@ -107,14 +77,14 @@ def test_xtrim_maxlen_exact(rc: redis.Redis) -> None:
 
 
 def test_xtrim_maxlen_zero_keeps_an_empty_stream(rc: redis.Redis) -> None:
-    fill(rc, 3)
+    fill_stream(rc, 3)
     assert rc.xtrim("s", maxlen=0, approximate=False) == 3
     assert rc.exists("s") == 1 and rc.xlen("s") == 0
     assert rc.xadd("s", {"f": "v"}, id="4-0") == b"4-0"
 
 
 def test_xtrim_minid(rc: redis.Redis) -> None:
-    fill(rc, 10)
+    fill_stream(rc, 10)
     assert rc.xtrim("s", minid="4", approximate=False) == 3
     assert ids(rc)[0] == "4-0"
     assert rc.execute_command("XTRIM", "s", "MINID", "=", "7-0") == 3
@@ -124,7 +94,7 @@ def test_xtrim_minid(rc: redis.Redis) -> None:
 
 def test_xtrim_approx_and_limit(small_nodes: redis.Redis) -> None:
     r = small_nodes
-    fill(r, 35)  # nodes: [1..10][11..20][21..30][31..35]
+    fill_stream(r, 35)  # nodes: [1..10][11..20][21..30][31..35]
     assert r.execute_command("XTRIM", "s", "MAXLEN", "~", "18") == 10  # one whole node
     assert r.execute_command("XTRIM", "s", "MAXLEN", "~", "18") == 0  # another would go below 18
     assert r.execute_command("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "9") == 0  # < a node
@@ -185,7 +155,7 @@ def test_xtrim_errors(raw: RawConnection, argv: tuple, expected: bytes) -> None:
 
 
 def test_xsetid_moves_the_last_id(rc: redis.Redis) -> None:
-    fill(rc, 3)
+    fill_stream(rc, 3)
     assert rc.execute_command("XSETID", "s", "10-0") == b"OK"
     with pytest.raises(redis.ResponseError, match="equal or smaller"):
         rc.xadd("s", {"f": "v"}, id="10-0")
@@ -194,7 +164,7 @@ def test_xsetid_moves_the_last_id(rc: redis.Redis) -> None:
 
 
 def test_xsetid_on_empty_stream_may_go_back(rc: redis.Redis) -> None:
-    fill(rc, 3)
+    fill_stream(rc, 3)
     rc.xtrim("s", maxlen=0, approximate=False)
     # With no entries, only max-deleted-entry-id (0-0 after trimming) bounds the new last ID.
     assert rc.execute_command("XSETID", "s", "1-0") == b"OK"
@@ -202,15 +172,15 @@ def test_xsetid_on_empty_stream_may_go_back(rc: redis.Redis) -> None:
 
 
 def test_xsetid_options(r: redis.Redis) -> None:
-    fill(r, 3)
+    fill_stream(r, 3)
     assert r.execute_command("XSETID", "s", "20-0", "ENTRIESADDED", "50", "MAXDELETEDID", "15-0")
-    info = xinfo(r)
+    info = xinfo_stream(r)
     assert info["last-generated-id"] == b"20-0"
     assert info["entries-added"] == 50
     assert info["max-deleted-entry-id"] == b"15-0"
     # MAXDELETEDID 0-0 leaves the value unchanged.
     assert r.execute_command("XSETID", "s", "21-0", "MAXDELETEDID", "0-0", "entriesadded", "3")
-    info = xinfo(r)
+    info = xinfo_stream(r)
     assert info["max-deleted-entry-id"] == b"15-0" and info["entries-added"] == 3
 
 
@@ -289,12 +259,8 @@ def test_xdel_xtrim_xsetid_match_redis(server, real_redis) -> None:
     ]
     script += [argv for argv, _ in XTRIM_ERRORS if argv[1] != "s"]
     script += [argv for argv, _ in XSETID_ERRORS if argv[1] != "s"]
-    try:
+    with node_max_entries_reset(server.port, real_redis.port):
         assert_same_as_redis(server, real_redis, script)
-    finally:
-        for port in (server.port, real_redis.port):
-            with redis.Redis(port=port) as c:
-                c.config_set("stream-node-max-entries", 100)
 
 
 def test_error_lists_match_redis(server, real_redis) -> None:
