@@ -104,7 +104,12 @@ def tail(url: str, stop: threading.Event) -> None:
     r = redis.Redis.from_url(url, decode_responses=True)
     last = "$"
     while not stop.is_set():
-        reply = r.xread({"sensors:avg": last}, block=1000, count=100)
+        try:
+            reply = r.xread({"sensors:avg": last}, block=1000, count=100)
+        except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
+            # The server restarts (compose, a crash test): keep printing once it is back.
+            stop.wait(1)
+            continue
         for _, entries in reply or []:
             for entry_id, f in entries:
                 last = entry_id
