@@ -19,8 +19,8 @@ from protocol.reply import (
 
 # Small integers and bulk headers are so common in replies that caching their encodings pays.
 _INT_CACHE = [b":%d\r\n" % i for i in range(10000)]
-_BULK_HDR_CACHE = [b"$%d\r\n" % i for i in range(1024)]
-_ARR_HDR_CACHE = [b"*%d\r\n" % i for i in range(1024)]
+_BULK_HDR_CACHE = BULK_HDR_CACHE = [b"$%d\r\n" % i for i in range(1024)]
+_ARR_HDR_CACHE = ARR_HDR_CACHE = [b"*%d\r\n" % i for i in range(1024)]
 
 
 def format_double(value: float) -> bytes:
@@ -149,7 +149,7 @@ def _verbatim(out: list[bytes], value: Verbatim, resp3: bool) -> None:
 
 
 def _raw(out: list[bytes], value: Raw, resp3: bool) -> None:
-    out.append(bytes(value))
+    out.append(value)  # a bytes subclass: join() and transport.write() take it as it is
 
 
 _WRITERS: dict[type, Callable[[list[bytes], Any, bool], None]] = {

@@ -51,8 +51,9 @@ Known deviation
 ---------------
 hiredis turns RESP simple strings (``+x``), big numbers (``(1``) and verbatim strings
 (``=5\r\ntxt:x``) into ``bytes`` and a RESP3 set header (``~N``) into a list, where Redis demands
-``$`` / ``*``. Chunks containing ``\n+``, ``\n(``, ``\n=`` or ``\n~`` therefore skip hiredis, and
-the size checks catch most of the rest. What remains: such an element placed right after a bulk
+``$`` / ``*``. Chunks containing ``\n+``, ``\n(``, ``\n=`` or ``\n~`` therefore keep hiredis's
+result only when they are byte for byte the canonical encoding of it (as ``XRANGE s - +`` is), and
+go to the strict parser otherwise; the size checks catch most of the rest. What remains: such an element placed right after a bulk
 whose two terminator bytes are not CRLF (Redis never checks them), in a command followed by a
 well-formed command in the same read, is accepted instead of failing with ``expected '$', got
 '+'``. No real client produces that.
@@ -224,6 +225,21 @@ def _wire_size(cmds: list[list[bytes]]) -> int:
     return len(repr(counts)) + len(cmds) + len(repr(lens)) + 3 * len(lens) + sum(lens)
 
 
+def _canonical(cmds: list[list[bytes]]) -> bytes:
+    """The one encoding that uses only '*' and '$' headers with plain decimal lengths and CRLFs.
+
+    A chunk equal to it is parsed by Redis into exactly ``cmds``, whatever hiredis accepted.
+    """
+    parts = []
+    for cmd in cmds:
+        parts.append(b"*%d\r\n" % len(cmd))
+        for arg in cmd:
+            parts.append(b"$%d\r\n" % len(arg))
+            parts.append(arg)
+            parts.append(b"\r\n")
+    return b"".join(parts)
+
+
 class RequestParser:
     """Incremental Redis request parser; see the module docstring for the contract."""
 
@@ -312,8 +328,10 @@ class RequestParser:
         # The cheap tests (memchr, count) nearly always rule the slower pair searches out.
         if classes.count(0x30) >= 7 and (b"A0000000" in classes or b"T0000000" in classes):
             return buf, True
-        if (0x50 in classes or 0x54 in classes) and (b"NP" in classes or b"NT" in classes):
-            return buf, True
+        # A '+' / '~' right after a LF is nearly always the first byte of a bulk ("XRANGE s - +"),
+        # but could be a type byte Redis rejects: then hiredis's result is only trusted when the
+        # chunk is exactly the canonical encoding of what it returned (checked below).
+        suspect = (0x50 in classes or 0x54 in classes) and (b"NP" in classes or b"NT" in classes)
         reader = self._reader
         reader.feed(buf)
         gets = reader.gets
@@ -368,12 +386,16 @@ class RequestParser:
             size = 3 + len(str(count)) + 5 * count + digits + total
             end = len(buf)
             if size == end or (size < end and buf.startswith(b"*%d\r\n" % count, end - size)):
+                if suspect and _canonical(cmds) != buf:
+                    return buf, True
                 out.extend(cmds)
                 return b"", False
         # hiredis holds part of a command; hand that command to the strict parser.
         self._reader = hiredis.Reader()
         offset = _wire_size(cmds)
         if offset >= len(buf) or buf[offset] != _STAR:
+            return buf, True
+        if suspect and not buf.startswith(_canonical(cmds)):
             return buf, True
         out.extend(cmds)
         return buf[offset:], False

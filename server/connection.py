@@ -188,8 +188,10 @@ class Client(asyncio.Protocol):
         out = self.out
         transport = self.transport
         if out and transport is not None and not self.closed:
-            # What the replies acknowledge reaches the AOF before they leave.
-            if not self.server.persistence.before_reply(self):
+            # What the replies acknowledge reaches the AOF before they leave (nothing to do, and
+            # no call made, without an AOF and with no client held back).
+            persistence = self.server.persistence
+            if (persistence.aof is not None or persistence.held) and not persistence.before_reply(self):
                 return
             data = b"".join(out) if len(out) > 1 else out[0]
             out.clear()

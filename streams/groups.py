@@ -110,14 +110,16 @@ class ConsumerGroup:
     # --- reads -----------------------------------------------------------------------------
 
     def read_new(
-        self, stream: Stream, consumer: Consumer, count: int | None, noack: bool, now_ms: int
+        self, stream: Stream, consumer: Consumer, count: int | None, noack: bool, now_ms: int,
+        split: bool = False,
     ) -> list[Entry]:
         """XREADGROUP `>`: deliver up to `count` (None/0 = all) entries after `last_id`.
 
         An empty list means nothing could be served (reply nil or block). Advances last_id and
         entries_read like streamReplyWithRange, and unless `noack` records each entry in the PEL
         (re-assigning an entry already pending for someone else, possible after SETID, with a
-        delivery count reset to 1) and sets the consumer's active_time.
+        delivery count reset to 1) and sets the consumer's active_time. With `split` the fields
+        come as (field names | None, values) (see `EntryStore.iter_range`).
         """
         if not stream.length or stream.last_valid_id() <= self.last_id:
             return []
@@ -125,9 +127,13 @@ class ConsumerGroup:
         out: list[Entry] = []
         if count is not None and count <= 0:
             count = None
-        for eid, fields in stream.store.iter_range(start, MAX_ID):
+        # stream.range_has_tombstones(eid, None), hoisted: the stream does not change during
+        # the loop, so it is true exactly for the IDs up to this limit (none when it is -1).
+        mdi = stream.max_deleted_id
+        tombstones_upto = mdi if stream.range_has_tombstones(mdi, mdi) else -1
+        for eid, fields in stream.store.iter_range(start, MAX_ID, False, split):
             if eid > self.last_id:
-                if self.entries_read is not None and not stream.range_has_tombstones(eid, None):
+                if self.entries_read is not None and eid > tombstones_upto:
                     self.entries_read += 1
                 elif stream.entries_added:
                     self.entries_read = stream.estimate_distance(eid)

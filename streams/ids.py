@@ -107,6 +107,11 @@ def _string2ull(s: bytes) -> int | None:
 
 def _generic_parse(arg: bytes, missing_seq: int, strict: bool, allow_auto_seq: bool) -> tuple[int, bool]:
     """streamGenericParseIDOrReply: returns (id, seq_given)."""
+    ms_part, dash, seq_part = arg.partition(b"-")
+    # The form every client sends back ("1700000000000-3"): plain ASCII digits of at most 18
+    # characters read the same through string2ll and strtoull, so int() decides alone.
+    if dash and ms_part.isdigit() and seq_part.isdigit() and len(ms_part) < 19 and len(seq_part) < 19:
+        return int(ms_part) << 64 | int(seq_part), True
     if len(arg) > 127:
         raise StreamError(INVALID_ID)
     nul = arg.find(b"\0")

@@ -23,6 +23,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 # Redis refuses listpacks over 1 GiB; a node_max_bytes of 0 means "up to that size".
 MAX_NODE_SIZE = 1 << 30
@@ -197,6 +198,38 @@ class Node:
         return out
 
 
+    def split_at(self, i: int) -> tuple[tuple[bytes, ...] | None, list[bytes]]:
+        """Entry i as (the node's field names, [value, ...]) when it has exactly those fields,
+        else (None, [field, value, ...]): readers that format many entries can then reuse the
+        work done for the shared field names instead of seeing them again entry by entry.
+        Values are copies (bytes, or bytearray for the open tail node), never views."""
+        data = self.data
+        p = self.offs[i]
+        k = data[p]
+        p += 1
+        if k == 0:
+            values = []
+            for _ in self.fields:
+                n = data[p]
+                p += 1
+                if n >= 0x80:
+                    n, p = _get_len_slow(data, p - 1)
+                values.append(data[p:p + n])
+                p += n
+            return self.fields, values
+        if k >= 0x80:
+            k, p = _get_len_slow(data, p - 1)
+        items = []
+        for _ in range(2 * k):
+            n = data[p]
+            p += 1
+            if n >= 0x80:
+                n, p = _get_len_slow(data, p - 1)
+            items.append(data[p:p + n])
+            p += n
+        return None, items
+
+
 class EntryStore:
     """Ordered entries of one stream, packed in nodes. IDs must be appended in increasing order."""
 
@@ -342,9 +375,12 @@ class EntryStore:
                     return node.id_at(i)
         return None
 
-    def iter_range(self, start: int, end: int, reverse: bool = False) -> Iterator[tuple[int, list[bytes]]]:
+    def iter_range(
+        self, start: int, end: int, reverse: bool = False, split: bool = False
+    ) -> Iterator[tuple[int, Any]]:
         """Live entries with start <= ID <= end, ascending (or descending if reverse).
 
+        Each is (id, fields), or with `split` (id, (field names | None, values)): `Node.split_at`.
         The store must not be modified while the iterator is in use.
         """
         if start > end:
@@ -372,7 +408,7 @@ class EntryStore:
                         if eid > end:
                             return
                         if dead is None or not dead[i >> 3] & (1 << (i & 7)):
-                            yield eid, node.fields_at(i)
+                            yield eid, node.split_at(i) if split else node.fields_at(i)
                         i += 1
                 ni += 1
         else:
@@ -390,7 +426,7 @@ class EntryStore:
                         if eid < start:
                             return
                         if dead is None or not dead[i >> 3] & (1 << (i & 7)):
-                            yield eid, node.fields_at(i)
+                            yield eid, node.split_at(i) if split else node.fields_at(i)
                         i -= 1
                 if keys[ni] <= start:
                     return

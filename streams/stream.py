@@ -123,29 +123,31 @@ class Stream:
     # --- reads -----------------------------------------------------------------------------
 
     def range(
-        self, start: int = MIN_ID, end: int = MAX_ID, count: int | None = None, reverse: bool = False
+        self, start: int = MIN_ID, end: int = MAX_ID, count: int | None = None, reverse: bool = False,
+        split: bool = False,
     ) -> list[Entry]:
         """XRANGE (reverse=False) / XREVRANGE (reverse=True): live entries with start <= ID <= end.
 
         `start`/`end` are inclusive ints (see `ids.parse_range_start/_end`; for XREVRANGE pass
         the parsed *second* argument as `start`). count None or 0 = no limit (XRANGE COUNT 0
-        replies with a null array: that is the command layer's business).
+        replies with a null array: that is the command layer's business). With `split` each
+        entry comes as (field names | None, values) (see `EntryStore.iter_range`).
         """
         out: list[Entry] = []
         if count is not None and count <= 0:
             count = None
-        for entry in self.store.iter_range(start, end, reverse):
+        for entry in self.store.iter_range(start, end, reverse, split):
             out.append(entry)
             if count is not None and len(out) >= count:
                 break
         return out
 
-    def read_after(self, after: int, count: int | None = None) -> list[Entry]:
+    def read_after(self, after: int, count: int | None = None, split: bool = False) -> list[Entry]:
         """XREAD: entries with ID > after (empty if none). count None or 0 = no limit."""
         start = incr_id(after)
         if start is None:
             return []
-        return self.range(start, MAX_ID, count)
+        return self.range(start, MAX_ID, count, split=split)
 
     def resolve_read_id(self, spec: int | str) -> int:
         """Turn XREAD's `$` (ids.LAST) or `+` (ids.LAST_ENTRY) into an ID; ints pass through."""

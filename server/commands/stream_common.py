@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from protocol.reply import ErrorReply
+from protocol.encoder import ARR_HDR_CACHE as _ARR_HDR
+from protocol.encoder import BULK_HDR_CACHE as _BULK_HDR
+from protocol.reply import ErrorReply, Raw
 from server.command_table import on_server_start
 from server.keyspace import TYPE_NAMES
 from streams import Stream
-from streams.ids import format_id
+from streams.ids import U64, format_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -34,8 +36,66 @@ def entry_reply(eid: int, fields: list[bytes] | None) -> list[Any]:
     return [format_id(eid), fields]
 
 
-def entries_reply(entries: list[tuple[int, list[bytes] | None]]) -> list[Any]:
-    return [[format_id(eid), fields] for eid, fields in entries]
+def entries_reply(entries: list[tuple[int, list[bytes] | None]]) -> Any:
+    """[[id, [field, value, ...]], ...], encoded here in one pass: the reply of XRANGE, XREAD and
+    XREADGROUP is the hot path's largest, and arrays of bulk strings read the same in RESP2 and
+    RESP3, so building nested lists for the encoder to walk again would be wasted work."""
+    parts = [_ARR_HDR[len(entries)] if len(entries) < 1024 else b"*%d\r\n" % len(entries)]
+    append = parts.append
+    for eid, fields in entries:
+        if fields is None:  # a deleted entry's nil differs between RESP2 and RESP3
+            return [[format_id(eid), fields] for eid, fields in entries]
+        sid = b"%d-%d" % (eid >> 64, eid & U64)
+        append(b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(sid), sid, len(fields)))
+        for item in fields:
+            n = len(item)
+            append(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
+            append(item)
+            append(b"\r\n")
+    return Raw(b"".join(parts))
+
+
+# Per distinct tuple of field names: the RESP of one entry with those fields, with slots for the
+# ID and the values. Streams mostly repeat the same fields, so this is built once per shape.
+_TEMPLATES: dict[tuple[bytes, ...], bytes] = {}
+
+
+def _template(fields: tuple[bytes, ...]) -> bytes:
+    template = _TEMPLATES.get(fields)
+    if template is None:
+        if len(_TEMPLATES) >= 4096:
+            _TEMPLATES.clear()
+        template = b"*2\r\n$%%d\r\n%%b\r\n*%d\r\n" % (2 * len(fields)) + b"".join(
+            b"$%d\r\n%s\r\n$%%d\r\n%%b\r\n" % (len(f), f.replace(b"%", b"%%")) for f in fields)
+        _TEMPLATES[fields] = template
+    return template
+
+
+def encoded_entries_reply(entries: list[tuple[int, Any]]) -> Raw:
+    """The entries reply, from entries read with `split=True` ((field names | None, values)).
+
+    Arrays of bulk strings read the same in RESP2 and RESP3, so the reply is encoded here in one
+    pass rather than built as nested lists for the encoder to walk again.
+    """
+    n = len(entries)
+    parts = [_ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n]
+    append = parts.append
+    for eid, (names, values) in entries:
+        sid = b"%d-%d" % (eid >> 64, eid & U64)
+        if names is not None:
+            args: list[Any] = [len(sid), sid]
+            for value in values:
+                args.append(len(value))
+                args.append(value)
+            append(_template(names) % tuple(args))
+        else:
+            append(b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(values)))
+            for item in values:
+                m = len(item)
+                append(_BULK_HDR[m] if m < 1024 else b"$%d\r\n" % m)
+                append(item)
+                append(b"\r\n")
+    return Raw(b"".join(parts))
 
 
 @on_server_start

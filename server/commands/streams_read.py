@@ -9,7 +9,7 @@ from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server.blocking import Block
 from server.command_table import command
 from server.commands.connection import parse_int
-from server.commands.stream_common import SYNTAX_ERROR, entries_reply, get_stream
+from server.commands.stream_common import SYNTAX_ERROR, encoded_entries_reply, get_stream
 from server.keyspace import WRONGTYPE, Database, now_ms
 from streams import LAST_ENTRY, Stream, StreamError
 from streams.ids import parse_range_end, parse_range_start, parse_read_id
@@ -72,7 +72,7 @@ def _range(client: Client, argv: list[bytes], reverse: bool) -> Any:
         return []  # a missing key wins over COUNT 0's null
     if count == 0:
         return NULL_ARRAY
-    return entries_reply(s.range(start, end, count if count > 0 else None, reverse))
+    return encoded_entries_reply(s.range(start, end, count if count > 0 else None, reverse, split=True))
 
 
 _RANGE_COMPLEXITY = ("O(N) with N being the number of elements {}. If N is constant (e.g. always "
@@ -172,9 +172,9 @@ def _serve(keys: list[bytes], values: list[Any], after: list[Any],
             if not s.last_id:
                 continue
             spec = s.last_id - 1
-        entries = s.read_after(spec, count)
+        entries = s.read_after(spec, count, split=True)
         if entries:
-            served.append((key, entries_reply(entries)))
+            served.append((key, encoded_entries_reply(entries)))
     return served
 
 

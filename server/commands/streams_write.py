@@ -80,14 +80,21 @@ class TrimArgs:
         return self.maxlen is not None or self.minid is not None
 
 
+# What parse_add_or_trim returns for `XADD key * ...` (shared: callers only read it).
+_AUTO_ID = TrimArgs()
+_AUTO_ID.id_pos = 2
+
+
 def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) -> TrimArgs:
     """Options of XADD (xadd=True, stops at the ID) or XTRIM, with Redis's checks in its order.
 
     `replaying` is the AOF loader: like Redis for its master or AOF, it trims without LIMIT, and
     accepts the `= ... LIMIT n` form Redis itself logs after rewriting a `~`.
     """
-    args = TrimArgs()
     argc = len(argv)
+    if xadd and argc > 2 and argv[2] == b"*":
+        return _AUTO_ID  # the common `XADD key * field value ...`: no option to parse
+    args = TrimArgs()
     i = 2
     while i < argc:
         more = argc - 1 - i
