@@ -169,34 +169,17 @@ class Node:
 
     def fields_at(self, i: int) -> list[bytes]:
         """Decode entry i's flat [field, value, ...] list."""
-        data = self.data
-        p = self.offs[i]
-        k = data[p]
-        p += 1
-        out: list[bytes] = []
-        if k == 0:
-            for f in self.fields:
-                n = data[p]
-                p += 1
-                if n >= 0x80:
-                    n, p = _get_len_slow(data, p - 1)
-                out.append(f)
-                out.append(data[p:p + n])
-                p += n
+        names, values = self.split_at(i)
+        if names is not None:
+            out: list[bytes] = []
+            for name, value in zip(names, values, strict=True):
+                out.append(name)
+                out.append(value)
         else:
-            if k >= 0x80:
-                k, p = _get_len_slow(data, p - 1)
-            for _ in range(2 * k):
-                n = data[p]
-                p += 1
-                if n >= 0x80:
-                    n, p = _get_len_slow(data, p - 1)
-                out.append(data[p:p + n])
-                p += n
-        if type(data) is bytearray:  # the open tail node: hand out immutable copies
+            out = values
+        if type(self.data) is bytearray:  # the open tail node: hand out immutable copies
             return [bytes(x) for x in out]
         return out
-
 
     def split_at(self, i: int) -> tuple[tuple[bytes, ...] | None, list[bytes]]:
         """Entry i as (the node's field names, [value, ...]) when it has exactly those fields,

@@ -45,14 +45,19 @@ def entries_reply(entries: list[tuple[int, list[bytes] | None]]) -> Any:
     for eid, fields in entries:
         if fields is None:  # a deleted entry's nil differs between RESP2 and RESP3
             return [[format_id(eid), fields] for eid, fields in entries]
-        sid = b"%d-%d" % (eid >> 64, eid & U64)
-        append(b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(sid), sid, len(fields)))
-        for item in fields:
-            n = len(item)
-            append(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
-            append(item)
-            append(b"\r\n")
+        _append_entry(append, eid, fields)
     return Raw(b"".join(parts))
+
+
+def _append_entry(append: Any, eid: int, items: list[bytes]) -> None:
+    """One entry, [id, [field, value, ...]], as RESP chunks passed to append."""
+    sid = b"%d-%d" % (eid >> 64, eid & U64)
+    append(b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(items)))
+    for item in items:
+        n = len(item)
+        append(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
+        append(item)
+        append(b"\r\n")
 
 
 # Per distinct tuple of field names: the RESP of one entry with those fields, with slots for the
@@ -81,20 +86,15 @@ def encoded_entries_reply(entries: list[tuple[int, Any]]) -> Raw:
     parts = [_ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n]
     append = parts.append
     for eid, (names, values) in entries:
-        sid = b"%d-%d" % (eid >> 64, eid & U64)
         if names is not None:
+            sid = b"%d-%d" % (eid >> 64, eid & U64)
             args: list[Any] = [len(sid), sid]
             for value in values:
                 args.append(len(value))
                 args.append(value)
             append(_template(names) % tuple(args))
         else:
-            append(b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(values)))
-            for item in values:
-                m = len(item)
-                append(_BULK_HDR[m] if m < 1024 else b"$%d\r\n" % m)
-                append(item)
-                append(b"\r\n")
+            _append_entry(append, eid, values)
     return Raw(b"".join(parts))
 
 
