@@ -680,6 +680,41 @@ class TestClaim:
         assert g.autoclaim(s, a, 0, 1000, 200, count=2) == (i("21"), [], [])
 
 
+class TestPendingOrder:
+    """Every ordered view of the PELs stays in ID order through appends, acks, out-of-order claims
+    and SETID re-delivery."""
+
+    def test_out_of_order_claims_and_redelivery(self):
+        s, g = group_stream(20)
+        a, _ = g.touch_consumer(b"a", 0)
+        b, _ = g.touch_consumer(b"b", 0)
+        g.read_new(s, a, 10, False, 100)
+        g.read_new(s, b, 10, False, 100)
+        assert g.pending_range(0, MAX_ID, 5, 100, b"b") == [(i(str(k)), b"b", 0, 1) for k in range(11, 16)]
+        g.claim(s, b, [i("7"), i("3")], 0, 200)  # older IDs behind b's newest
+        assert list(b.pel) == [i("3"), i("7")] + [i(str(k)) for k in range(11, 21)]
+        assert [r[0] for r in g.pending_range(i("4"), i("12"), 10, 200, b"b")] == [i("7"), i("11"), i("12")]
+        assert [e for e, _ in g.read_history(s, b, i("5"), 2, 300)] == [i("7"), i("11")]
+        g.ack([i("1"), i("2"), i("11")])
+        assert g.pending_summary()[:3] == (17, i("3"), i("20"))
+        cursor, got, _ = g.autoclaim(s, a, i("4"), 0, 400, count=3, justid=True)
+        assert got == [i("4"), i("5"), i("6")] and cursor == i("7")
+        cursor, got, _ = g.autoclaim(s, a, cursor, 0, 400, count=4, justid=True)
+        assert got == [i("7"), i("8"), i("9"), i("10")] and cursor == i("12")
+        assert list(a.pel) == [i(str(k)) for k in range(4, 11)]
+        assert [pe.id for pe in g.pel.values()] == [i("3")] + [i(str(k)) for k in range(4, 21) if k != 11]
+        g.set_id(0)  # re-delivery: 1..20 again, re-assigned to b in order
+        g.ack([i("3")])
+        g.read_new(s, b, 5, False, 500)
+        assert list(b.pel) == [i(str(k)) for k in (*range(1, 6), *range(12, 21))]
+        assert list(a.pel) == [i(str(k)) for k in range(6, 11)]
+        assert list(g.pel) == [i(str(k)) for k in range(1, 21) if k != 11]
+        full = g.info_full(s, 3)
+        assert [r[0] for r in full["pending"]] == [i("1"), i("2"), i("3")]
+        assert [r[0] for r in full["consumers"][1]["pending"]] == [i("1"), i("2"), i("3")]
+        assert g.delete_consumer(b"a") == 5 and list(g.pel) == list(b.pel)
+
+
 class TestLag:
     """Cases from redis tests/unit/type/stream-cgroups.tcl."""
 
