@@ -14,6 +14,7 @@ from typing import Any
 
 from bench.case import Case, Options
 from bench.groupdriver import XreadgroupCase
+from bench.latency import LatencyCase
 from bench.memory import MemoryCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
@@ -23,7 +24,7 @@ from bench.throughput import PingCase, XaddCase, XrangeCase
 
 CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XrangeCase(), XreadgroupCase(),
-                           RewriteLatencyCase()]}
+                           RewriteLatencyCase(), LatencyCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000}
 
