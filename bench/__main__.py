@@ -19,12 +19,13 @@ from bench.memory import MemoryCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
 from bench.runner import run_case
+from bench.scaling import ScalingCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
 from bench.throughput import PingCase, XaddCase, XrangeCase
 
 CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XrangeCase(), XreadgroupCase(),
-                           RewriteLatencyCase(), LatencyCase()]}
+                           RewriteLatencyCase(), LatencyCase(), ScalingCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000}
 
