@@ -14,6 +14,7 @@ from server.commands.connection import parse_int
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
 from streams import Stream, check_xsetid_args
+from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
 from streams.ids import format_id, parse_strict_id, parse_xadd_id
 
 if TYPE_CHECKING:
@@ -28,11 +29,10 @@ _LIMIT_NO_STRATEGY = ErrorReply(
 _XTRIM_NO_STRATEGY = ErrorReply("ERR syntax error, XTRIM must be called with a trimming strategy")
 _LIMIT_NO_APPROX = ErrorReply("ERR syntax error, LIMIT cannot be used without the special ~ option")
 _XADD_ARITY = ErrorReply("ERR wrong number of arguments for 'xadd' command")
-_XADD_ZERO = ErrorReply("ERR The ID specified in XADD must be greater than 0-0")
+_XADD_ZERO = ErrorReply(XADD_ZERO)
 _NO_SUCH_KEY = ErrorReply("ERR no such key")
-_ENTRIES_ADDED_NEGATIVE = ErrorReply("ERR entries_added must be positive")
-_MAXDEL_GREATER = ErrorReply(
-    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+_ENTRIES_ADDED_NEGATIVE = ErrorReply(XSETID_ENTRIES_ADDED_NEGATIVE)
+_MAXDEL_GREATER = ErrorReply(XSETID_PROVIDED_MAXDEL)
 
 
 def _key_spec(flags: tuple[str, ...], notes: str = "") -> tuple[dict, ...]:
