@@ -1,6 +1,7 @@
 """One asyncio.Protocol per client connection.
 
-Every complete command in a read is executed in order and all their replies leave in one write.
+Every complete command in a read is executed in order and all their replies leave in one write,
+made once per loop iteration for all clients together (server/pending_writes.py).
 A command that blocks parks the client: commands already read behind it wait (as in Redis, a
 blocked client's query buffer is not processed) and run when it is released.
 """
@@ -57,6 +58,7 @@ class Client(asyncio.Protocol):
         self.close_after_reply = False
         self.closed = False
         self.out: list[bytes] = []
+        self.flush_pending = False  # queued in server.pending_writes
         self.created = time.time()
         self.last_interaction = self.created
         self.last_command: Command | None = None
@@ -124,8 +126,9 @@ class Client(asyncio.Protocol):
         self.run_commands(commands)
         if error is not None:
             self._protocol_error(error)
-        else:
-            self.flush()
+        elif not self.flush_pending:
+            self.flush_pending = True
+            self.server.pending_writes.add(self)
 
     # --- command execution -------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from server.blocking import BlockingManager
 from server.command_table import STARTUP_HOOKS, load_handlers
 from server.config import Config
 from server.keyspace import Keyspace
+from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
 from server.stats import Stats
 
@@ -38,6 +39,7 @@ class Server:
         self.write_error: str | None = None  # set while writes must be refused (MISCONF)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.blocking: BlockingManager = None  # type: ignore[assignment]  # set in start()
+        self.pending_writes: PendingWrites = None  # type: ignore[assignment]  # set in start()
         self.servers: list[asyncio.base_events.Server] = []
         self.port = config["port"]
         self._stop_event: asyncio.Event | None = None
@@ -92,6 +94,7 @@ class Server:
 
         self.loop = asyncio.get_running_loop()
         self.blocking = BlockingManager(self.loop)
+        self.pending_writes = PendingWrites(self.loop)
         self.keyspace.ready_hook = self.blocking.signal_ready
         self._stop_event = asyncio.Event()
         port = self.config["port"]

