@@ -474,3 +474,20 @@ def test_fast_path_agrees_with_strict_parser_on_garbage() -> None:
             steps.append(rng.choice([1, 3, 10, 50, 10**6]))
             left -= steps[-1]
         assert run(RequestParser, data, steps) == run(_StrictOnly, data, [len(data)]), data
+
+
+def test_simple_strings_offset_by_verbatim_strings_are_refused() -> None:
+    # hiredis reads '+a' (3 bytes shorter than "$1\r\na\r\n") and '=5\r\ntxt:b' (4 bytes longer)
+    # as plain bulks: four of one and three of the other give a chunk exactly the size of the
+    # canonical encoding of what hiredis returns. Redis stops at the first '+'.
+    data = b"*7\r\n" + b"+a\r\n" * 4 + b"=5\r\ntxt:b\r\n" * 3
+    assert len(data) == len(resp(*[b"a"] * 4, *[b"b"] * 3))
+    cmds, err = RequestParser().feed(data)
+    assert cmds == []
+    assert str(err) == "ERR Protocol error: expected '$', got '+'"
+
+
+def test_single_command_with_plus_and_equals_bulks() -> None:
+    # '+' and '=' as bulk contents (XRANGE s - +, XADD s MAXLEN = 5 ...) are ordinary arguments.
+    for argv in ([b"XRANGE", b"s", b"-", b"+"], [b"XADD", b"s", b"MAXLEN", b"=", b"5", b"*", b"f", b"=v"]):
+        assert RequestParser().feed(resp(*argv)) == ([argv], None)
