@@ -2,9 +2,9 @@
 
 One `PendingEntry` exists per delivered-but-unacknowledged entry; the group PEL and the owning
 consumer's PEL both reference that same object (as Redis shares one streamNACK), so ownership
-changes and delivery counters are a single update. PELs are SortedDicts keyed by the int ID, so
-they iterate in ID order like Redis's rax; consumers are a SortedDict keyed by name bytes, which
-gives Redis's name order for XPENDING and XINFO CONSUMERS.
+changes and delivery counters are a single update. PELs are `PendingList`s keyed by the int ID
+(see pel.py), so they iterate in ID order like Redis's rax; consumers are a SortedDict keyed by
+name bytes, which gives Redis's name order for XPENDING and XINFO CONSUMERS.
 
 Methods that need entry data take the `Stream` as an argument; times are passed in as `now_ms`.
 """
@@ -12,12 +12,14 @@ Methods that need entry data take the `Stream` as an argument; times are passed 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedDict
 
 from .errors import ENTRIESREAD_NEGATIVE, StreamError
 from .ids import MAX_ID
+from .pel import PendingList
 
 if TYPE_CHECKING:
     from .stream import Stream
@@ -47,7 +49,7 @@ class Consumer:
         self.name = name
         self.seen_time = now_ms
         self.active_time = -1
-        self.pel: SortedDict = SortedDict()
+        self.pel = PendingList()
 
 
 def normalize_entries_read(entries_read: int | None) -> int | None:
@@ -68,7 +70,7 @@ class ConsumerGroup:
         self.name = name
         self.last_id = last_id
         self.entries_read = normalize_entries_read(entries_read)
-        self.pel: SortedDict = SortedDict()  # id -> PendingEntry
+        self.pel = PendingList()  # id -> PendingEntry
         self.consumers: SortedDict = SortedDict()  # name -> Consumer
 
     # --- XGROUP ----------------------------------------------------------------------------
@@ -207,7 +209,7 @@ class ConsumerGroup:
         if not pel:
             return 0, None, None, []
         per = [(name, len(c.pel)) for name, c in self.consumers.items() if c.pel]
-        return len(pel), pel.keys()[0], pel.keys()[-1], per
+        return len(pel), pel.first(), pel.last(), per
 
     def pending_range(
         self,
@@ -332,21 +334,20 @@ class ConsumerGroup:
             min_idle = 0
         attempts = count * 10
         pel = self.pel
-        keys = pel.keys()
-        i = pel.bisect_left(start)
         claimed: list[Any] = []
         deleted: list[int] = []
-        while attempts > 0 and count > 0 and i < len(keys):
+        cursor = 0
+        for eid in pel.irange(minimum=start):
+            if attempts <= 0 or count <= 0:
+                cursor = eid
+                break
             attempts -= 1
-            eid = keys[i]
             pe = pel[eid]
             fields = stream.get(eid)
             if fields is None:
-                self._drop(pe)
-                deleted.append(eid)
+                deleted.append(eid)  # dropped after the scan: a PEL must not change under it
                 count -= 1
-                continue  # the next entry now sits at index i
-            i += 1
+                continue
             if min_idle and now_ms - pe.delivery_time < min_idle:
                 continue
             if pe.consumer is not consumer:
@@ -360,7 +361,8 @@ class ConsumerGroup:
             claimed.append(eid if justid else (eid, fields))
             count -= 1
             consumer.active_time = now_ms
-        cursor = keys[i] if i < len(keys) else 0
+        for eid in deleted:
+            self._drop(pel[eid])
         return cursor, claimed, deleted
 
     # --- XINFO -----------------------------------------------------------------------------
@@ -400,9 +402,8 @@ class ConsumerGroup:
 
     def info_full(self, stream: Stream, count: int) -> dict[str, Any]:
         """The group part of XINFO STREAM FULL; count 0 = all PEL rows."""
-        def head(pel: SortedDict) -> list[PendingEntry]:
-            vals = pel.values()
-            return list(vals if not count else vals[:count])
+        def head(pel: PendingList) -> list[PendingEntry]:
+            return list(pel.values() if not count else islice(pel.values(), count))
 
         return {
             "name": self.name,

@@ -1,0 +1,183 @@
+"""A pending entries list: ID -> PendingEntry, iterated in ID order (Redis keeps a rax).
+
+The common life of a pending entry is: delivered by XREADGROUP `>` (its ID is greater than every
+ID the list ever held) and acknowledged soon after, mostly in delivery order. A general sorted map
+makes each of those steps a few microseconds of Python; here they are a dict operation plus, at
+most, a list append or an index step:
+
+* `_map` holds the entries;
+* `_order` holds their IDs ascending. An ID greater than the last is appended. A removal leaves
+  the ID in place as a *stale* slot (the dict no longer has it): removing the first or the last
+  live ID moves `_head` forward or pops the tail past the stale slots, and the list is rebuilt
+  without them once they outnumber the live IDs, so every operation stays amortised O(1);
+* an insertion *below* the last ID (XCLAIM or XAUTOCLAIM into a consumer that already has newer
+  entries, FORCE, a re-delivery after XGROUP SETID) is a plain list insert while the list is
+  short; in a long one it switches the list to a SortedList (O(log n) everything, eager
+  removals) until it empties.
+
+Iteration (`__iter__`, `items`, `values`, `irange`) is lazy and in ID order. A PEL must not be
+changed while it is being iterated; callers collect first and change afterwards.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator
+from itertools import islice
+from typing import Any
+
+from sortedcontainers import SortedList
+
+_MISSING: Any = object()
+_SLACK = 64  # stale slots tolerated before a rebuild, so small lists never rebuild
+_SMALL = 512  # up to this many slots an out-of-order insertion is a list insert, not a mode switch
+
+
+class PendingList:
+    __slots__ = ("_map", "_order", "_head", "_sorted")
+
+    def __init__(self) -> None:
+        self._map: dict[int, Any] = {}
+        # Append mode: IDs ascending from _head, live ones and stale slots; _order[_head] and
+        # _order[-1] are live whenever the list is not empty.
+        self._order: list[int] = []
+        self._head = 0
+        self._sorted: SortedList | None = None  # sorted mode: exactly the live IDs
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __bool__(self) -> bool:
+        return bool(self._map)
+
+    def __contains__(self, eid: int) -> bool:
+        return eid in self._map
+
+    def __getitem__(self, eid: int) -> Any:
+        return self._map[eid]
+
+    def get(self, eid: int, default: Any = None) -> Any:
+        return self._map.get(eid, default)
+
+    def __setitem__(self, eid: int, pe: Any) -> None:
+        m = self._map
+        if eid not in m:
+            sl = self._sorted
+            if sl is not None:
+                sl.add(eid)
+            else:
+                order = self._order
+                if not order or eid > order[-1]:
+                    order.append(eid)
+                else:
+                    head = self._head
+                    i = bisect_left(order, eid, head)
+                    if i < len(order) and order[i] == eid:
+                        pass  # its stale slot comes back to life
+                    elif i == head and i > 0:
+                        # Just before the first live ID: over the stale slot in front of it.
+                        order[i - 1] = eid
+                        self._head = i - 1
+                    elif len(order) - head <= _SMALL:
+                        order.insert(i, eid)  # a short move: stay in append mode
+                    else:
+                        self._to_sorted(eid)
+        m[eid] = pe
+
+    def pop(self, eid: int, default: Any = _MISSING) -> Any:
+        pe = self._map.pop(eid, _MISSING)
+        if pe is _MISSING:
+            if default is _MISSING:
+                raise KeyError(eid)
+            return default
+        if self._sorted is not None:
+            self._sorted.remove(eid)
+            if not self._map:
+                self._sorted = None
+                self._order = []
+                self._head = 0
+        else:
+            self._forget(eid)
+        return pe
+
+    def __delitem__(self, eid: int) -> None:
+        self.pop(eid)
+
+    def _forget(self, eid: int) -> None:
+        """Append mode: eid just left _map; keep the ends live and the stale slots bounded."""
+        m = self._map
+        order = self._order
+        if not m:
+            self._order = []
+            self._head = 0
+            return
+        if order[-1] == eid:
+            order.pop()
+            while order[-1] not in m:
+                order.pop()
+        head = self._head
+        if order[head] == eid:
+            head += 1
+            while order[head] not in m:
+                head += 1
+            self._head = head
+        stale = len(order) - head - len(m)
+        if head > _SLACK and head > len(order) // 2:
+            # Acknowledged in order: drop the consumed front (a new list, so that nothing
+            # shifts under a caller's index).
+            self._order = order[head:]
+            self._head = 0
+        elif stale > len(m) + _SLACK:
+            self._order = [k for k in islice(order, head, None) if k in m]
+            self._head = 0
+
+    def _to_sorted(self, eid: int) -> None:
+        sl = SortedList(k for k in islice(self._order, self._head, None) if k in self._map)
+        sl.add(eid)
+        self._sorted = sl
+        self._order = []
+        self._head = 0
+
+    # --- ordered access ------------------------------------------------------------------------
+
+    def first(self) -> int | None:
+        if not self._map:
+            return None
+        return self._sorted[0] if self._sorted is not None else self._order[self._head]
+
+    def last(self) -> int | None:
+        if not self._map:
+            return None
+        return self._sorted[-1] if self._sorted is not None else self._order[-1]
+
+    def irange(self, minimum: int | None = None, maximum: int | None = None) -> Iterator[int]:
+        """IDs in [minimum, maximum] (either end open when None), ascending."""
+        sl = self._sorted
+        if sl is not None:
+            yield from sl.irange(minimum, maximum)
+            return
+        order = self._order
+        m = self._map
+        i = self._head if minimum is None else bisect_left(order, minimum, self._head)
+        for eid in islice(order, i, None):
+            if maximum is not None and eid > maximum:
+                return
+            if eid in m:
+                yield eid
+
+    def __iter__(self) -> Iterator[int]:
+        return self.irange()
+
+    def keys(self) -> Iterator[int]:
+        return self.irange()
+
+    def values(self) -> Iterator[Any]:
+        m = self._map
+        return (m[eid] for eid in self.irange())
+
+    def items(self) -> Iterator[tuple[int, Any]]:
+        m = self._map
+        return ((eid, m[eid]) for eid in self.irange())
+
+    def __repr__(self) -> str:
+        return f"PendingList({dict(self.items())!r})"

@@ -1,0 +1,131 @@
+"""PendingList (streams/pel.py) against a plain dict, sorted on every read: every mode and switch."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+
+from streams import pel as pel_module
+from streams.pel import PendingList
+
+
+class PelModel(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pel = PendingList()
+        self.model: dict[int, object] = {}
+        self.top = 0
+
+    @rule(n=st.integers(min_value=1, max_value=40))
+    def deliver_new(self, n: int) -> None:
+        # XREADGROUP >: IDs above everything delivered so far
+        for _ in range(n):
+            self.top += 1
+            self.pel[self.top] = self.model[self.top] = object()
+
+    @rule(eid=st.integers(min_value=1, max_value=400))
+    def insert_any(self, eid: int) -> None:
+        # XCLAIM / FORCE / re-delivery: any ID, possibly below the last, possibly already there
+        self.pel[eid] = self.model[eid] = object()
+        self.top = max(self.top, eid)
+
+    @rule(data=st.data())
+    def ack_oldest(self, data: st.DataObject) -> None:
+        k = data.draw(st.integers(min_value=1, max_value=30))
+        for eid in sorted(self.model)[:k]:
+            assert self.pel.pop(eid) is self.model.pop(eid)
+
+    @rule(eid=st.integers(min_value=0, max_value=400))
+    def ack_any(self, eid: int) -> None:
+        assert self.pel.pop(eid, None) is self.model.pop(eid, None)
+
+    @rule(data=st.data())
+    def ack_newest(self, data: st.DataObject) -> None:
+        k = data.draw(st.integers(min_value=1, max_value=10))
+        for eid in sorted(self.model)[-k:]:
+            del self.pel[eid]
+            del self.model[eid]
+
+    @rule(lo=st.none() | st.integers(min_value=0, max_value=420),
+          hi=st.none() | st.integers(min_value=0, max_value=420))
+    def irange(self, lo: int | None, hi: int | None) -> None:
+        want = [k for k in sorted(self.model)
+                if (lo is None or k >= lo) and (hi is None or k <= hi)]
+        assert list(self.pel.irange(lo, hi)) == want
+
+    @invariant()
+    def same_content(self) -> None:
+        keys = sorted(self.model)
+        assert len(self.pel) == len(keys)
+        assert bool(self.pel) == bool(keys)
+        assert list(self.pel) == keys
+        assert list(self.pel.items()) == [(k, self.model[k]) for k in keys]
+        assert self.pel.first() == (keys[0] if keys else None)
+        assert self.pel.last() == (keys[-1] if keys else None)
+        for k in keys[:3]:
+            assert k in self.pel and self.pel[k] is self.model[k] and self.pel.get(k) is self.model[k]
+
+
+@pytest.fixture
+def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small enough that the sorted mode and the rebuilds happen within a few dozen steps.
+    monkeypatch.setattr(pel_module, "_SMALL", 8)
+    monkeypatch.setattr(pel_module, "_SLACK", 4)
+
+
+def test_model_with_production_limits() -> None:
+    run_state_machine_as_test(PelModel, settings=settings(
+        max_examples=150, stateful_step_count=60, deadline=None,
+        suppress_health_check=list(HealthCheck)))
+
+
+def test_model_with_small_limits(small_limits: None) -> None:
+    run_state_machine_as_test(PelModel, settings=settings(
+        max_examples=300, stateful_step_count=60, deadline=None,
+        suppress_health_check=list(HealthCheck)))
+
+
+def test_in_order_traffic_stays_in_append_mode_and_bounded() -> None:
+    # The XREADGROUP > / XACK cycle: no sorted mode, and the slot list does not grow with history.
+    p = PendingList()
+    for base in range(0, 100_000, 10):
+        for eid in range(base, base + 10):
+            p[eid] = eid
+        for eid in range(base, base + 10, 2):  # acked out of order within the batch
+            p.pop(eid)
+        for eid in range(base + 1, base + 10, 2):
+            p.pop(eid)
+    assert len(p) == 0 and list(p) == []
+    assert p._sorted is None and len(p._order) == 0
+    for eid in range(1000):
+        p[eid] = eid
+    for eid in range(0, 1000, 3):
+        p.pop(eid)
+    assert p._sorted is None and len(p._order) <= 2 * len(p) + pel_module._SLACK
+    assert list(p) == [e for e in range(1000) if e % 3]
+
+
+def test_long_list_switches_to_sorted_mode_and_back() -> None:
+    p = PendingList()
+    for eid in range(10, 2000):
+        p[eid] = eid
+    p[5] = 5  # below the first ID with no stale slot in front: cannot stay a plain list
+    assert p._sorted is not None
+    p[1000] = "again"  # an existing ID keeps its place
+    assert list(p.irange(4, 11)) == [5, 10, 11] and p[1000] == "again"
+    for eid in list(p):
+        p.pop(eid)
+    assert p._sorted is None and p.first() is None
+    p[1] = 1
+    assert list(p) == [1] and p._sorted is None
+
+
+def test_pop_missing_raises_without_default() -> None:
+    p = PendingList()
+    with pytest.raises(KeyError):
+        p.pop(1)
+    with pytest.raises(KeyError):
+        del p[1]
+    assert p.pop(1, "x") == "x"
