@@ -131,11 +131,17 @@ class RawConnection:
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
-    def read_until_closed(self) -> bytes:
+    def read_until_closed(self, reset_ok: bool = False) -> bytes:
+        """Everything until the server closes; with reset_ok a reset counts as the close (a
+        server closing with our unread bytes in its buffer makes the kernel send RST, not FIN)."""
         while True:
             try:
                 chunk = self.sock.recv(65536)
             except TimeoutError:
+                break
+            except ConnectionResetError:
+                if not reset_ok:
+                    raise
                 break
             if not chunk:
                 break

@@ -103,7 +103,8 @@ def test_query_buffer_limit_closes_without_reply(server_factory) -> None:
             conn.send(b"x" * (128 * 1024))
     except OSError:
         pass
-    assert conn.read_until_closed() == b""
+    # Closed while our bytes are still unread on its side: a reset is as good as a FIN here.
+    assert conn.read_until_closed(reset_ok=True) == b""
     conn.close()
 
 
