@@ -169,37 +169,39 @@ class Node:
 
     def fields_at(self, i: int) -> list[bytes]:
         """Decode entry i's flat [field, value, ...] list."""
-        names, values = self.split_at(i)
+        names, items = self.split_at(i)
         if names is not None:
             out: list[bytes] = []
-            for name, value in zip(names, values, strict=True):
+            for name, value in zip(names, items[1::2], strict=True):
                 out.append(name)
                 out.append(value)
         else:
-            out = values
+            out = items
         if type(self.data) is bytearray:  # the open tail node: hand out immutable copies
             return [bytes(x) for x in out]
         return out
 
-    def split_at(self, i: int) -> tuple[tuple[bytes, ...] | None, list[bytes]]:
-        """Entry i as (the node's field names, [value, ...]) when it has exactly those fields,
-        else (None, [field, value, ...]): readers that format many entries can then reuse the
-        work done for the shared field names instead of seeing them again entry by entry.
-        Values are copies (bytes, or bytearray for the open tail node), never views."""
+    def split_at(self, i: int) -> tuple[tuple[bytes, ...] | None, list[Any]]:
+        """Entry i as (the node's field names, [len(value), value, ...]) when it has exactly
+        those fields, else (None, [field, value, ...]): readers that format many entries can then
+        reuse the work done for the shared field names instead of seeing them again entry by
+        entry, and have each value's length, decoded here anyway, for free. Values are copies
+        (bytes, or bytearray for the open tail node), never views."""
         data = self.data
         p = self.offs[i]
         k = data[p]
         p += 1
         if k == 0:
-            values = []
+            sized: list[Any] = []
             for _ in self.fields:
                 n = data[p]
                 p += 1
                 if n >= 0x80:
                     n, p = _get_len_slow(data, p - 1)
-                values.append(data[p:p + n])
+                sized.append(n)
+                sized.append(data[p:p + n])
                 p += n
-            return self.fields, values
+            return self.fields, sized
         if k >= 0x80:
             k, p = _get_len_slow(data, p - 1)
         items = []
@@ -363,7 +365,7 @@ class EntryStore:
     ) -> Iterator[tuple[int, Any]]:
         """Live entries with start <= ID <= end, ascending (or descending if reverse).
 
-        Each is (id, fields), or with `split` (id, (field names | None, values)): `Node.split_at`.
+        Each is (id, fields), or with `split` (id, (field names | None, items)): `Node.split_at`.
         The store must not be modified while the iterator is in use.
         """
         if start > end:

@@ -77,7 +77,8 @@ def _template(fields: tuple[bytes, ...]) -> bytes:
 
 
 def encoded_entries_reply(entries: list[tuple[int, Any]]) -> Raw:
-    """The entries reply, from entries read with `split=True` ((field names | None, values)).
+    """The entries reply, from entries read with `split=True` ((field names, [len, value, ...])
+    or (None, [field, value, ...]), see `Node.split_at`).
 
     Arrays of bulk strings read the same in RESP2 and RESP3, so the reply is encoded here in one
     pass rather than built as nested lists for the encoder to walk again.
@@ -85,16 +86,16 @@ def encoded_entries_reply(entries: list[tuple[int, Any]]) -> Raw:
     n = len(entries)
     parts = [_ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n]
     append = parts.append
-    for eid, (names, values) in entries:
+    last_names = template = None
+    for eid, (names, items) in entries:
         if names is not None:
+            if names is not last_names:  # consecutive entries nearly always share the tuple
+                template = _template(names)
+                last_names = names
             sid = b"%d-%d" % (eid >> 64, eid & U64)
-            args: list[Any] = [len(sid), sid]
-            for value in values:
-                args.append(len(value))
-                args.append(value)
-            append(_template(names) % tuple(args))
+            append(template % (len(sid), sid, *items))  # type: ignore[operator]
         else:
-            _append_entry(append, eid, values)
+            _append_entry(append, eid, items)
     return Raw(b"".join(parts))
 
 
