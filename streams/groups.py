@@ -126,37 +126,41 @@ class ConsumerGroup:
         if not stream.length or stream.last_valid_id() <= self.last_id:
             return []
         start = self.last_id + 1
-        out: list[Entry] = []
         if count is not None and count <= 0:
             count = None
-        # stream.range_has_tombstones(eid, None), hoisted: the stream does not change during
-        # the loop, so it is true exactly for the IDs up to this limit (none when it is -1).
+        out: list[Entry] = list(islice(stream.store.iter_range(start, MAX_ID, False, split), count))
+        if not out:
+            return out
+        # Every entry is past last_id. entries_read counts them one by one, except where the
+        # stream may hide tombstones (then Redis estimates the distance, entry by entry too).
         mdi = stream.max_deleted_id
         tombstones_upto = mdi if stream.range_has_tombstones(mdi, mdi) else -1
-        for eid, fields in stream.store.iter_range(start, MAX_ID, False, split):
-            if eid > self.last_id:
+        if self.entries_read is not None and out[0][0] > tombstones_upto:
+            self.entries_read += len(out)
+        else:
+            for eid, _fields in out:
                 if self.entries_read is not None and eid > tombstones_upto:
                     self.entries_read += 1
                 elif stream.entries_added:
                     self.entries_read = stream.estimate_distance(eid)
-                self.last_id = eid
-            if not noack:
-                pe = self.pel.get(eid)
+        self.last_id = out[-1][0]
+        if not noack:
+            pel = self.pel
+            cpel = consumer.pel
+            for eid, _fields in out:
+                pe = pel.get(eid)
                 if pe is None:
-                    pe = PendingEntry(eid, consumer, now_ms)
-                    self.pel[eid] = pe
-                else:
-                    old = pe.consumer
-                    if old is not None:
-                        old.pel.pop(eid, None)
-                    pe.consumer = consumer
-                    pe.delivery_time = now_ms
-                    pe.delivery_count = 1
-                consumer.pel[eid] = pe
-                consumer.active_time = now_ms
-            out.append((eid, fields))
-            if count is not None and len(out) >= count:
-                break
+                    pel[eid] = cpel[eid] = PendingEntry(eid, consumer, now_ms)
+                    continue
+                # Already pending (possible after SETID): re-assigned, delivery count reset.
+                old = pe.consumer
+                if old is not None:
+                    old.pel.pop(eid, None)
+                pe.consumer = consumer
+                pe.delivery_time = now_ms
+                pe.delivery_count = 1
+                cpel[eid] = pe
+            consumer.active_time = now_ms
         return out
 
     def read_history(

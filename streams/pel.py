@@ -85,51 +85,42 @@ class PendingList:
         m[eid] = pe
 
     def pop(self, eid: int, default: Any = _MISSING) -> Any:
-        pe = self._map.pop(eid, _MISSING)
+        m = self._map
+        pe = m.pop(eid, _MISSING)
         if pe is _MISSING:
             if default is _MISSING:
                 raise KeyError(eid)
             return default
-        if self._sorted is not None:
+        if not m:
+            self._order = []
+            self._head = 0
+            self._sorted = None
+        elif self._sorted is not None:
             self._sorted.remove(eid)
-            if not self._map:
-                self._sorted = None
-                self._order = []
-                self._head = 0
         else:
-            self._forget(eid)
+            # Keep both ends live and the stale slots bounded.
+            order = self._order
+            head = self._head
+            if order[head] == eid:  # acknowledgements mostly come in delivery order
+                head += 1
+                while order[head] not in m:
+                    head += 1
+                if head > _SLACK and head > len(order) >> 1:
+                    # Drop the consumed front (a new list, so nothing shifts under an index).
+                    self._order = order[head:]
+                    head = 0
+                self._head = head
+            elif order[-1] == eid:
+                order.pop()
+                while order[-1] not in m:
+                    order.pop()
+            elif len(order) - head > 2 * len(m) + _SLACK:
+                self._order = [k for k in islice(order, head, None) if k in m]
+                self._head = 0
         return pe
 
     def __delitem__(self, eid: int) -> None:
         self.pop(eid)
-
-    def _forget(self, eid: int) -> None:
-        """Append mode: eid just left _map; keep the ends live and the stale slots bounded."""
-        m = self._map
-        order = self._order
-        if not m:
-            self._order = []
-            self._head = 0
-            return
-        if order[-1] == eid:
-            order.pop()
-            while order[-1] not in m:
-                order.pop()
-        head = self._head
-        if order[head] == eid:
-            head += 1
-            while order[head] not in m:
-                head += 1
-            self._head = head
-        stale = len(order) - head - len(m)
-        if head > _SLACK and head > len(order) // 2:
-            # Acknowledged in order: drop the consumed front (a new list, so that nothing
-            # shifts under a caller's index).
-            self._order = order[head:]
-            self._head = 0
-        elif stale > len(m) + _SLACK:
-            self._order = [k for k in islice(order, head, None) if k in m]
-            self._head = 0
 
     def _to_sorted(self, eid: int) -> None:
         sl = SortedList(k for k in islice(self._order, self._head, None) if k in self._map)
