@@ -180,6 +180,8 @@ def parse_range_start(arg: bytes) -> int:
     `(id` is turned into id+1; `(` on the last possible ID raises
     "ERR invalid start ID for the interval".
     """
+    if arg == b"-":  # by far the most common start
+        return MIN_ID
     i, exclusive = _parse_interval(arg, 0)
     if exclusive:
         nxt = incr_id(i)
@@ -194,6 +196,8 @@ def parse_range_end(arg: bytes) -> int:
 
     `(0-0` raises "ERR invalid end ID for the interval".
     """
+    if arg == b"+":  # by far the most common end
+        return MAX_ID
     i, exclusive = _parse_interval(arg, U64)
     if exclusive:
         prev = decr_id(i)
