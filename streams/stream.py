@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Any
 
 from .errors import (
@@ -133,14 +134,9 @@ class Stream:
         replies with a null array: that is the command layer's business). With `split` each
         entry comes as (field names | None, values) (see `EntryStore.iter_range`).
         """
-        out: list[Entry] = []
         if count is not None and count <= 0:
             count = None
-        for entry in self.store.iter_range(start, end, reverse, split):
-            out.append(entry)
-            if count is not None and len(out) >= count:
-                break
-        return out
+        return list(islice(self.store.iter_range(start, end, reverse, split), count))
 
     def read_after(self, after: int, count: int | None = None, split: bool = False) -> list[Entry]:
         """XREAD: entries with ID > after (empty if none). count None or 0 = no limit."""
