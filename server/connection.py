@@ -126,8 +126,7 @@ class Client(asyncio.Protocol):
         self.run_commands(commands)
         if error is not None:
             self._protocol_error(error)
-        elif not self.flush_pending:
-            self.flush_pending = True
+        else:
             self.server.pending_writes.add(self)
 
     # --- command execution -------------------------------------------------------------------

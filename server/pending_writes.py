@@ -27,7 +27,10 @@ class PendingWrites:
         self.clients: list[Client] = []
 
     def add(self, client: Client) -> None:
-        """Queue client for the next write pass (the caller sets client.flush_pending)."""
+        """Queue client for the next write pass (once, however many reads it had meanwhile)."""
+        if client.flush_pending:
+            return
+        client.flush_pending = True
         if not self.clients:
             self.loop.call_soon(self.write_all)
         self.clients.append(client)

@@ -80,7 +80,6 @@ from .ids import (
     parse_range_start,
     parse_read_id,
     parse_strict_id,
-    parse_strict_ids,
     parse_xadd_id,
 )
 from .storage import EntryStore
@@ -116,6 +115,5 @@ __all__ = [
     "parse_range_start",
     "parse_read_id",
     "parse_strict_id",
-    "parse_strict_ids",
     "parse_xadd_id",
 ]

@@ -407,7 +407,7 @@ class ConsumerGroup:
     def info_full(self, stream: Stream, count: int) -> dict[str, Any]:
         """The group part of XINFO STREAM FULL; count 0 = all PEL rows."""
         def head(pel: PendingList) -> list[PendingEntry]:
-            return list(pel.values() if not count else islice(pel.values(), count))
+            return list(islice(pel.values(), count or None))
 
         return {
             "name": self.name,

@@ -145,18 +145,6 @@ def parse_strict_id(arg: bytes, *, missing_seq: int = 0) -> int:
     return _generic_parse(arg, missing_seq, True, False)[0]
 
 
-def parse_strict_ids(args: list[bytes]) -> list[int]:
-    """parse_strict_id over many arguments (XACK's, XCLAIM's IDs), the common form inline."""
-    out = []
-    for arg in args:
-        ms_part, dash, seq_part = arg.partition(b"-")
-        if dash and ms_part.isdigit() and seq_part.isdigit() and len(ms_part) < 19 and len(seq_part) < 19:
-            out.append(int(ms_part) << 64 | int(seq_part))
-        else:
-            out.append(_generic_parse(arg, 0, True, False)[0])
-    return out
-
-
 def parse_xadd_id(arg: bytes) -> tuple[int, bool] | None:
     """XADD's ID argument: None for `*`, else (id, seq_given).
 

@@ -159,9 +159,6 @@ class PendingList:
     def __iter__(self) -> Iterator[int]:
         return self.irange()
 
-    def keys(self) -> Iterator[int]:
-        return self.irange()
-
     def values(self) -> Iterator[Any]:
         m = self._map
         return (m[eid] for eid in self.irange())
