@@ -147,6 +147,15 @@ class ConsumerGroup:
         if not noack:
             pel = self.pel
             cpel = consumer.pel
+            if not pel or out[0][0] > pel.last():
+                # The usual case: nothing delivered is pending yet, and it all goes after
+                # what is (the consumer's PEL is part of the group's).
+                eids = [eid for eid, _fields in out]
+                pes = [PendingEntry(eid, consumer, now_ms) for eid in eids]
+                pel.extend_new(eids, pes)
+                cpel.extend_new(eids, pes)
+                consumer.active_time = now_ms
+                return out
             for eid, _fields in out:
                 pe = pel.get(eid)
                 if pe is None:
@@ -193,15 +202,16 @@ class ConsumerGroup:
 
     def ack(self, ids: Iterable[int]) -> int:
         """XACK: remove the IDs from the PELs; returns how many were pending."""
-        n = 0
-        pel = self.pel
-        for eid in ids:
-            pe = pel.pop(eid, None)
-            if pe is not None:
-                if pe.consumer is not None:
-                    pe.consumer.pel.pop(eid, None)
-                n += 1
-        return n
+        acked = self.pel.pop_many(ids)
+        if acked:
+            owner = acked[0].consumer
+            if owner is not None and all(pe.consumer is owner for pe in acked):
+                owner.pel.pop_many([pe.id for pe in acked])  # one consumer acks its own batch
+            else:
+                for pe in acked:
+                    if pe.consumer is not None:
+                        pe.consumer.pel.pop(pe.id, None)
+        return len(acked)
 
     def pending_summary(self) -> tuple[int, int | None, int | None, list[tuple[bytes, int]]]:
         """XPENDING key group: (count, smallest ID, greatest ID, [(consumer, count), ...]).

@@ -22,7 +22,7 @@ changed while it is being iterated; callers collect first and change afterwards.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -84,6 +84,18 @@ class PendingList:
                         self._to_sorted(eid)
         m[eid] = pe
 
+    def extend_new(self, eids: list[int], values: list[Any]) -> None:
+        """Add entries whose IDs ascend and are all greater than every ID held (`last()`).
+
+        What XREADGROUP `>` delivers: one dict update and one list extend for the whole batch,
+        instead of an insertion per entry. The caller checks the precondition.
+        """
+        self._map.update(zip(eids, values, strict=True))
+        if self._sorted is not None:
+            self._sorted.update(eids)
+        else:
+            self._order.extend(eids)
+
     def pop(self, eid: int, default: Any = _MISSING) -> Any:
         m = self._map
         pe = m.pop(eid, _MISSING)
@@ -118,6 +130,44 @@ class PendingList:
                 self._order = [k for k in islice(order, head, None) if k in m]
                 self._head = 0
         return pe
+
+    def pop_many(self, eids: Iterable[int]) -> list[Any]:
+        """Remove every ID present (repeats and absent IDs are skipped); their values in order.
+
+        XACK's path: a dict pop per ID, and the order list repaired once for the whole batch.
+        """
+        m = self._map
+        popped = []
+        removed = []
+        for eid in eids:
+            pe = m.pop(eid, _MISSING)
+            if pe is not _MISSING:
+                popped.append(pe)
+                removed.append(eid)
+        if not popped:
+            return popped
+        if not m:
+            self._order = []
+            self._head = 0
+            self._sorted = None
+        elif self._sorted is not None:
+            for eid in removed:
+                self._sorted.remove(eid)
+        else:
+            order = self._order
+            head = self._head
+            while order[head] not in m:
+                head += 1
+            while order[-1] not in m:
+                order.pop()
+            if head > _SLACK and head > len(order) >> 1:
+                self._order = order[head:]
+                head = 0
+            elif len(order) - head > 2 * len(m) + _SLACK:
+                self._order = [k for k in islice(order, head, None) if k in m]
+                head = 0
+            self._head = head
+        return popped
 
     def __delitem__(self, eid: int) -> None:
         self.pop(eid)

@@ -25,6 +25,17 @@ class PelModel(RuleBasedStateMachine):
             self.top += 1
             self.pel[self.top] = self.model[self.top] = object()
 
+    @rule(n=st.integers(min_value=1, max_value=40))
+    def deliver_new_batch(self, n: int) -> None:
+        # XREADGROUP > in one step: IDs above everything the list holds (not only above `top`,
+        # so that the IDs given up by acks at the tail can come back)
+        start = max(self.model, default=0) + 1
+        eids = list(range(start, start + n))
+        values = [object() for _ in eids]
+        self.pel.extend_new(eids, values)
+        self.model.update(zip(eids, values, strict=True))
+        self.top = max(self.top, eids[-1])
+
     @rule(eid=st.integers(min_value=1, max_value=400))
     def insert_any(self, eid: int) -> None:
         # XCLAIM / FORCE / re-delivery: any ID, possibly below the last, possibly already there
@@ -47,6 +58,28 @@ class PelModel(RuleBasedStateMachine):
         for eid in sorted(self.model)[-k:]:
             del self.pel[eid]
             del self.model[eid]
+
+    @rule(data=st.data())
+    def ack_batch(self, data: st.DataObject) -> None:
+        # XACK with several IDs: pending or not, repeated, in any order
+        eids = data.draw(st.lists(
+            st.sampled_from(sorted(self.model)) | st.integers(min_value=0, max_value=420),
+            max_size=12) if self.model else st.lists(st.integers(0, 420), max_size=3))
+        expected = []
+        for eid in eids:
+            if eid in self.model:
+                expected.append(self.model.pop(eid))
+        got = self.pel.pop_many(eids)
+        assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected, strict=True))
+
+    @rule(data=st.data())
+    def ack_oldest_batch(self, data: st.DataObject) -> None:
+        # The usual XACK: the oldest pending IDs, in delivery order
+        k = data.draw(st.integers(min_value=1, max_value=30))
+        eids = sorted(self.model)[:k]
+        expected = [self.model.pop(eid) for eid in eids]
+        got = self.pel.pop_many(eids)
+        assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected, strict=True))
 
     @rule(lo=st.none() | st.integers(min_value=0, max_value=420),
           hi=st.none() | st.integers(min_value=0, max_value=420))
