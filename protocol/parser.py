@@ -216,7 +216,9 @@ def _suspect(classes: bytes) -> bool:
     # A '+', '(', '=' or '~' right after a LF is nearly always the first byte of a bulk
     # ("XRANGE s - +"), but could be a type byte Redis rejects: then hiredis's result is only
     # trusted when the chunk is exactly the canonical encoding of what it returned.
-    return (0x50 in classes or 0x54 in classes) and (b"NP" in classes or b"NT" in classes)
+    # (bytes.find, not `in`: `in` first tries the needle as an int, which costs an exception.)
+    return (classes.find(0x50) != -1 or classes.find(0x54) != -1) and (
+        classes.find(b"NP") != -1 or classes.find(b"NT") != -1)
 
 
 def _wire_size(cmds: list[list[bytes]]) -> int:
@@ -335,7 +337,7 @@ class RequestParser:
         # The cheap tests (count, one search) nearly always rule the slower pair searches out.
         # (bytes.find, not `in`: `in` first tries the needle as an int, which costs an exception.)
         if (classes.count(0x30) >= 7 and classes.find(b"0000000") != -1
-                and (b"A0000000" in classes or b"T0000000" in classes)):
+                and (classes.find(b"A0000000") != -1 or classes.find(b"T0000000") != -1)):
             return buf, True
         reader = self._reader
         reader.feed(buf)

@@ -211,6 +211,9 @@ def section_memory(server: Server) -> str:
         ("mem_clients_normal", 0), ("mem_cluster_links", 0), ("mem_aof_buffer", 0),
         ("mem_allocator", "libc"), ("mem_overhead_db_hashtable_rehashing", 0),
         ("active_defrag_running", 0), ("lazyfree_pending_objects", 0), ("lazyfreed_objects", 0),
+        # Rivulet's own: the encoded-entry cache (server/entry_cache.py).
+        ("stream_read_cache_bytes", server.entry_cache.used),
+        ("stream_read_cache_nodes", len(server.entry_cache)),
     ]
     return "# Memory\r\n" + _lines(pairs)
 

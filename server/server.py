@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from server.blocking import BlockingManager
 from server.command_table import STARTUP_HOOKS, load_handlers
 from server.config import Config
+from server.entry_cache import EntryCache
 from server.keyspace import Keyspace
 from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
@@ -49,6 +50,8 @@ class Server:
         self.output_limits: tuple[int, int, int] | None = None
         self._follow_output_limits(config["client-output-buffer-limit"])
         config.on_change("client-output-buffer-limit", self._follow_output_limits)
+        self.entry_cache = EntryCache(config["stream-read-cache-bytes"])
+        config.on_change("stream-read-cache-bytes", self.entry_cache.set_budget)
         load_handlers()
         self.persistence = Persistence(self)
         self.keyspace.expired_hook = self._propagate_expired

@@ -55,7 +55,8 @@ def _get_len_slow(data: bytes | bytearray, p: int) -> tuple[int, int]:
 class Node:
     """One macro node. Entry `i` has ID ((ms0 + msd[i]) << 64) | seq[i]."""
 
-    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes")
+    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes", "memo",
+                 "__weakref__")
 
     def __init__(self, ms0: int, fields: tuple[bytes, ...]) -> None:
         self.ms0 = ms0
@@ -67,6 +68,10 @@ class Node:
         self.dead: bytearray | None = None
         self.live = 0
         self.fbytes = sum(len(f) + 1 for f in fields) + 4  # rough master-entry size
+        # A reader's cache of this node's entries in its own format (server/entry_cache.py).
+        # Storage never looks at it, and never has to invalidate it: an entry does not change
+        # once appended (XDEL and trimming only hide it, or drop the node with its memo).
+        self.memo: Any = None
 
     def __len__(self) -> int:
         """Entries in the node, tombstones included (what node_max_entries counts)."""
@@ -417,6 +422,49 @@ class EntryStore:
                     return
                 ni -= 1
 
+    def runs(
+        self, start: int, end: int, reverse: bool = False, count: int | None = None
+    ) -> list[tuple[Node, int, int]]:
+        """The live entries of `iter_range` (at most `count`; None or 0 = all), as runs.
+
+        A run (node, i, j) is the consecutive live entries i..j-1 of one node; in reverse the
+        runs come last-first and each is read from j-1 down to i. A reader that keeps per-node
+        data (an encoding cache) can then serve a run at once instead of entry by entry.
+        """
+        out: list[tuple[Node, int, int]] = []
+        if start > end:
+            return out
+        left = count if count else -1  # -1: no limit (never reaches 0)
+        keys = self.keys
+        nodes = self.nodes
+        if not reverse:
+            ni = max(bisect_right(keys, start) - 1, 0)
+            nn = len(nodes)
+            while ni < nn and left:
+                if keys[ni] > end:
+                    break
+                node = nodes[ni]
+                n = len(node)
+                lo = node.index_ge(start) if keys[ni] < start else 0
+                hi = n if node.id_at(n - 1) <= end else node.index_le(end) + 1
+                if node.live and lo < hi:
+                    left = _live_runs(node, lo, hi, left, False, out)
+                if hi < n:
+                    break
+                ni += 1
+        else:
+            ni = bisect_right(keys, end) - 1
+            while ni >= 0 and left:
+                node = nodes[ni]
+                hi = node.index_le(end) + 1
+                lo = 0 if keys[ni] >= start else node.index_ge(start)
+                if node.live and lo < hi:
+                    left = _live_runs(node, lo, hi, left, True, out)
+                if keys[ni] <= start:
+                    break
+                ni -= 1
+        return out
+
     def iter_ids(self, start: int, end: int) -> Iterator[int]:
         """Live IDs in [start, end] ascending, without decoding fields."""
         keys = self.keys
@@ -432,3 +480,31 @@ class EntryStore:
                     return
                 if not node.is_dead(i):
                     yield eid
+
+
+def _live_runs(node: Node, lo: int, hi: int, left: int, reverse: bool,
+               out: list[tuple[Node, int, int]]) -> int:
+    """Append to `out` the runs of live entries among node's entries lo..hi-1, taking at most
+    `left` entries (-1: all) from the low end, or the high end in reverse; returns what is left."""
+    dead = node.dead
+    if dead is None:
+        if left < 0 or hi - lo <= left:
+            out.append((node, lo, hi))
+            return left if left < 0 else left - (hi - lo)
+        if reverse:
+            out.append((node, hi - left, hi))
+        else:
+            out.append((node, lo, lo + left))
+        return 0
+    k = hi - 1 if reverse else lo
+    step = -1 if reverse else 1
+    while lo <= k < hi and left:
+        if dead[k >> 3] & (1 << (k & 7)):
+            k += step
+            continue
+        first = k
+        while lo <= k < hi and left and not dead[k >> 3] & (1 << (k & 7)):
+            k += step
+            left -= 1
+        out.append((node, k + 1, first + 1) if reverse else (node, first, k))
+    return left

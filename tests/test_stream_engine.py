@@ -238,6 +238,30 @@ class TestRange:
         assert s.range(0, i("0-5")) == []
         assert s.range(count=0) == s.range()
 
+    @pytest.mark.parametrize("nme", [1, 3, 100])
+    def test_runs_match_ranges(self, nme):
+        # runs() serves readers that keep per-node caches: the same entries as range(),
+        # grouped in runs of consecutive live entries of one node, with COUNT applied.
+        s = filled(20, node_max_entries=nme)
+        for k in (4, 5, 11, 17):
+            s.delete([i(str(k))])
+
+        def run_ids(runs, reverse):
+            out = []
+            for node, a, b in runs:
+                assert not any(node.is_dead(x) for x in range(a, b))
+                idx = range(b - 1, a - 1, -1) if reverse else range(a, b)
+                out += [format_id(node.id_at(x)).decode() for x in idx]
+            return out
+
+        for reverse in (False, True):
+            for count in (None, 1, 2, 3, 7, 30):
+                for lo, hi in ((0, MAX_ID), (i("3"), i("12")), (i("6"), i("6")), (i("9"), i("2"))):
+                    want = ids(s.range(lo, hi, count, reverse))
+                    assert run_ids(s.store.runs(lo, hi, reverse, count), reverse) == want
+        if nme == 100:  # one node: runs break only at the deleted 4-5, 11 and 17
+            assert [(a, b) for _n, a, b in s.store.runs(0, MAX_ID)] == [(0, 3), (5, 10), (11, 16), (17, 20)]
+
     def test_node_limits(self):
         assert filled(10, node_max_entries=1).node_count() == 10
         assert filled(10, node_max_entries=2).node_count() == 5

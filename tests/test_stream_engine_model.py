@@ -139,6 +139,15 @@ class StreamModel(RuleBasedStateMachine):
         if count:
             want = want[:count]
         assert self.s.range(start, end, count, reverse) == want
+        # The same entries as runs of live entries, each within one node
+        runs = self.s.store.runs(start, end, reverse, count)
+        got = []
+        for node, i, j in runs:
+            assert 0 <= i < j <= len(node)
+            assert not any(node.is_dead(k) for k in range(i, j))  # runs hold live entries only
+            idx = range(j - 1, i - 1, -1) if reverse else range(i, j)
+            got += [(node.id_at(k), node.fields_at(k)) for k in idx]
+        assert got == want
 
     @rule(ms=SMALL_MS, seq=SEQ)
     def check_lookup(self, ms: int, seq: int) -> None:

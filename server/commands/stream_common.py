@@ -60,12 +60,21 @@ def _append_entry(append: Any, eid: int, items: list[bytes]) -> None:
         append(b"\r\n")
 
 
+def odd_entry_resp(sid: bytes, items: list[bytes]) -> bytes:
+    """One entry whose fields differ from its node's names: [sid, [field, value, ...]]."""
+    parts = [b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(items))]
+    for item in items:
+        parts.append(b"$%d\r\n%b\r\n" % (len(item), item))
+    return b"".join(parts)
+
+
 # Per distinct tuple of field names: the RESP of one entry with those fields, with slots for the
 # ID and the values. Streams mostly repeat the same fields, so this is built once per shape.
 _TEMPLATES: dict[tuple[bytes, ...], bytes] = {}
 
 
-def _template(fields: tuple[bytes, ...]) -> bytes:
+def entry_template(fields: tuple[bytes, ...]) -> bytes:
+    """The RESP of an entry with these field names, with %-slots for the ID and the values."""
     template = _TEMPLATES.get(fields)
     if template is None:
         if len(_TEMPLATES) >= 4096:
@@ -90,7 +99,7 @@ def encoded_entries_reply(entries: list[tuple[int, Any]]) -> Raw:
     for eid, (names, items) in entries:
         if names is not None:
             if names is not last_names:  # consecutive entries nearly always share the tuple
-                template = _template(names)
+                template = entry_template(names)
                 last_names = names
             sid = b"%d-%d" % (eid >> 64, eid & U64)
             append(template % (len(sid), sid, *items))  # type: ignore[operator]

@@ -9,13 +9,14 @@ from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server.blocking import Block
 from server.command_table import command
 from server.commands.connection import parse_int
-from server.commands.stream_common import SYNTAX_ERROR, encoded_entries_reply, get_stream
+from server.commands.stream_common import SYNTAX_ERROR, get_stream
 from server.keyspace import WRONGTYPE, Database, now_ms
 from streams import LAST_ENTRY, Stream, StreamError
-from streams.ids import parse_range_end, parse_range_start, parse_read_id
+from streams.ids import MAX_ID, incr_id, parse_range_end, parse_range_start, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
+    from server.entry_cache import EntryCache
 
 _LLONG_MAX = (1 << 63) - 1
 _TIMEOUT_NOT_INT = ErrorReply("ERR timeout is not an integer or out of range")
@@ -72,7 +73,8 @@ def _range(client: Client, argv: list[bytes], reverse: bool) -> Any:
         return []  # a missing key wins over COUNT 0's null
     if count == 0:
         return NULL_ARRAY
-    return encoded_entries_reply(s.range(start, end, count if count > 0 else None, reverse, split=True))
+    runs = s.store.runs(start, end, reverse, count if count > 0 else None)
+    return client.server.entry_cache.reply(runs, reverse)
 
 
 _RANGE_COMPLEXITY = ("O(N) with N being the number of elements {}. If N is constant (e.g. always "
@@ -159,8 +161,8 @@ def xread_reply(client: Client, served: list[tuple[bytes, list[Any]]]) -> Any:
     return Raw(b"".join(parts))
 
 
-def _serve(keys: list[bytes], values: list[Any], after: list[Any],
-           count: int | None) -> list[tuple[bytes, list[Any]]]:
+def _serve(cache: EntryCache, keys: list[bytes], values: list[Any], after: list[Any],
+           count: int | None) -> list[tuple[bytes, Any]]:
     """Read every stream among `values` (the keys' values) after its ID; other values are
     skipped (the caller decides about errors). A `+` left unresolved (a woken client) is
     resolved against the data now."""
@@ -172,9 +174,10 @@ def _serve(keys: list[bytes], values: list[Any], after: list[Any],
             if not s.last_id:
                 continue
             spec = s.last_id - 1
-        entries = s.read_after(spec, count, split=True)
-        if entries:
-            served.append((key, encoded_entries_reply(entries)))
+        start = incr_id(spec)
+        runs = s.store.runs(start, MAX_ID, False, count) if start is not None else None
+        if runs:
+            served.append((key, cache.reply(runs, False)))
     return served
 
 
@@ -252,7 +255,7 @@ def xread(client: Client, argv: list[bytes]) -> Any:
             spec = 0 if s is None else s.resolve_read_id(spec)
         after.append(spec)
         values.append(s)
-    served = _serve(keys, values, after, count or None)
+    served = _serve(client.server.entry_cache, keys, values, after, count or None)
     if served:
         return xread_reply(client, served)
     if timeout < 0:
@@ -268,7 +271,7 @@ def _make_retry(client: Client, db: Database, keys: list[bytes], id_args: list[b
     specs = [LAST_ENTRY if arg == b"+" else spec for arg, spec in zip(id_args, after, strict=True)]
 
     def retry() -> Any:
-        served = _serve(keys, [db.get(key) for key in keys], specs, count)
+        served = _serve(client.server.entry_cache, keys, [db.get(key) for key in keys], specs, count)
         if not served:
             return None  # e.g. the key was deleted or re-created empty: keep waiting
         # Redis re-runs the whole command when a stream key is ready: a key that meanwhile

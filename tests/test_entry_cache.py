@@ -1,0 +1,127 @@
+"""The encoded-entry cache behind XRANGE, XREVRANGE and XREAD (server/entry_cache.py).
+
+Reads must give the same entries whether they are served from the cache or not, while cached
+nodes get entries deleted (XDEL), trimmed (XTRIM) and appended (the tail node), in RESP2 and
+RESP3; the cache must stay within stream-read-cache-bytes and let go of dropped streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+BUDGETS = ["8mb", "0", "700"]  # the default, off, and small enough to evict on every read
+
+
+@pytest.fixture(params=BUDGETS, ids=["default", "off", "tiny"])
+def cached(request: pytest.FixtureRequest, rc: redis.Redis) -> Iterator[redis.Redis]:
+    old = {k: rc.config_get(k)[k] for k in ("stream-read-cache-bytes", "stream-node-max-entries")}
+    rc.config_set("stream-read-cache-bytes", request.param)
+    rc.config_set("stream-node-max-entries", 5)
+    yield rc
+    for key, value in old.items():
+        rc.config_set(key, value)
+
+
+def _id(eid: bytes | str) -> tuple[int, int]:
+    text = eid.decode() if isinstance(eid, bytes) else eid
+    ms, seq = text.split("-")
+    return int(ms), int(seq)
+
+
+def check_reads(r: redis.Redis, model: list[tuple[str, dict]]) -> None:
+    """Every read shape against the model, twice (the second read is served from the cache)."""
+    def entries(reply: list) -> list[tuple[str, dict]]:
+        return [(eid.decode(), {k.decode(): v.decode() for k, v in fields.items()})
+                for eid, fields in reply]
+
+    for _ in range(2):
+        assert entries(r.xrange("s")) == model
+        assert entries(r.xrevrange("s")) == model[::-1]
+        for count in (1, 3, 7):
+            assert entries(r.xrange("s", count=count)) == model[:count]
+            assert entries(r.xrevrange("s", count=count)) == model[::-1][:count]
+        if len(model) > 4:
+            lo, hi = model[1][0], model[-2][0]
+            inside = [e for e in model if _id(lo) <= _id(e[0]) <= _id(hi)]
+            assert entries(r.xrange("s", lo, hi)) == inside
+            assert entries(r.xrevrange("s", hi, lo, count=4)) == inside[::-1][:4]
+            after = model[2][0]
+            got = r.xread({"s": after}, count=5)
+            got = got[b"s"][0] if isinstance(got, dict) else got[0][1]  # RESP3 map / RESP2 array
+            assert entries(got) == [e for e in model if _id(e[0]) > _id(after)][:5]
+
+
+def test_reads_follow_deletes_trims_and_appends(cached: redis.Redis) -> None:
+    r = cached
+    model = []
+    for i in range(23):
+        fields = {"sensor": str(i), "t": str(i * 0.5)} if i % 6 else {"other": "x" * i}
+        model.append((r.xadd("s", fields).decode(), fields))
+    check_reads(r, model)
+
+    # Entries of nodes already cached disappear from the reads, runs split around them.
+    for k in (3, 4, 9, 21):
+        assert r.xdel("s", model[k][0]) == 1
+    model = [e for i, e in enumerate(model) if i not in (3, 4, 9, 21)]
+    check_reads(r, model)
+
+    # The tail node's cache grows with it, and new nodes follow.
+    for i in range(8):
+        fields = {"sensor": f"n{i}", "t": "1"}
+        model.append((r.xadd("s", fields).decode(), fields))
+    check_reads(r, model)
+
+    # An exact trim flags entries of a cached node; whole nodes leave with their cache.
+    assert r.xtrim("s", maxlen=12, approximate=False) == len(model) - 12
+    model = model[-12:]
+    check_reads(r, model)
+
+
+def _cache_info(r: redis.Redis) -> tuple[int, int]:
+    info = r.info("memory")
+    return info["stream_read_cache_bytes"], info["stream_read_cache_nodes"]
+
+
+def test_cache_stays_within_its_budget_and_lets_go(r: redis.Redis) -> None:
+    old = r.config_get("stream-read-cache-bytes")["stream-read-cache-bytes"]
+    try:
+        r.config_set("stream-read-cache-bytes", 20000)
+        pipe = r.pipeline(transaction=False)
+        for i in range(2000):
+            pipe.xadd("big", {"sensor-id": "1234", "temperature": str(i)})
+        pipe.execute()
+        assert _cache_info(r) == (0, 0)  # writes alone cache nothing
+        r.xrange("big", count=10)
+        used, nodes = _cache_info(r)
+        assert 0 < used <= 20000 and nodes == 1
+        last = "-"
+        while page := r.xrange("big", "(" + last if last != "-" else "-", count=100):
+            last = page[-1][0].decode()
+        used, nodes = _cache_info(r)
+        assert 10000 < used <= 20000 and 1 < nodes < 20  # 20 nodes were read, the oldest let go
+        r.delete("big")
+        assert _cache_info(r) == (0, 0)  # a dropped stream takes its nodes' cache with it
+        r.xadd("small", {"a": "1"})
+        r.xrange("small")
+        assert _cache_info(r)[1] == 1
+        r.config_set("stream-read-cache-bytes", 0)
+        assert _cache_info(r) == (0, 0)
+        assert r.xrange("small")[0][1] == {b"a": b"1"}
+        assert _cache_info(r) == (0, 0)
+    finally:
+        r.config_set("stream-read-cache-bytes", old)
+
+
+def test_budget_is_a_memory_config(r: redis.Redis) -> None:
+    old = r.config_get("stream-read-cache-bytes")["stream-read-cache-bytes"]
+    assert old == str(8 * 1024 * 1024)
+    try:
+        r.config_set("stream-read-cache-bytes", "1mb")
+        assert r.config_get("stream-read-cache-bytes") == {"stream-read-cache-bytes": "1048576"}
+        with pytest.raises(redis.ResponseError, match="stream-read-cache-bytes"):
+            r.config_set("stream-read-cache-bytes", "lots")
+    finally:
+        r.config_set("stream-read-cache-bytes", old)
