@@ -50,21 +50,19 @@ def entries_reply(entries: list[tuple[int, list[bytes] | None]]) -> Any:
 
 
 def _append_entry(append: Any, eid: int, items: list[bytes]) -> None:
-    """One entry, [id, [field, value, ...]], as RESP chunks passed to append."""
-    sid = b"%d-%d" % (eid >> 64, eid & U64)
-    append(b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(items)))
-    for item in items:
-        n = len(item)
-        append(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
-        append(item)
-        append(b"\r\n")
+    """One entry, [id, [field, value, ...]], as RESP passed to append."""
+    append(odd_entry_resp(b"%d-%d" % (eid >> 64, eid & U64), items))
 
 
 def odd_entry_resp(sid: bytes, items: list[bytes]) -> bytes:
-    """One entry whose fields differ from its node's names: [sid, [field, value, ...]]."""
+    """One entry given its formatted ID, [sid, [field, value, ...]], without a template (for
+    entries whose fields differ from their node's names)."""
     parts = [b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(items))]
     for item in items:
-        parts.append(b"$%d\r\n%b\r\n" % (len(item), item))
+        n = len(item)
+        parts.append(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
+        parts.append(item)
+        parts.append(b"\r\n")
     return b"".join(parts)
 
 
