@@ -133,6 +133,21 @@ def test_huge_count_does_not_preallocate() -> None:
     assert time.perf_counter() - start < 0.5
 
 
+@pytest.mark.parametrize("header", [b"*", b"~", b"%", b">", b"|"])
+def test_huge_nested_count_does_not_preallocate(header: bytes) -> None:
+    # An aggregate header inside a command (after a complete one, and with IDs full of digits
+    # around it) is Redis's "expected '$'" error, found without hiredis preallocating 2**31 slots.
+    start = time.perf_counter()
+    p = RequestParser()
+    chunk = (resp(b"XACK", b"s", b"g", b"1700000000000-1")
+             + b"*2\r\n$15\r\n1700000000000-2\r\n" + header + b"2147483647\r\n")
+    commands, error = p.feed(chunk)
+    assert commands == [[b"XACK", b"s", b"g", b"1700000000000-1"]]
+    assert str(error) == "ERR Protocol error: expected '$', got '%s'" % header.decode()
+    del p
+    assert time.perf_counter() - start < 0.5
+
+
 # --- errors ---------------------------------------------------------------------------------
 
 ERRORS = [
