@@ -239,18 +239,28 @@ class EntryStore:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def append(self, eid: int, fields: Sequence[bytes]) -> None:
-        """Add an entry whose ID is greater than every ID ever stored (the caller checks)."""
+    def append(self, eid: int, fields: Sequence[bytes], size: int = -1) -> None:
+        """Add an entry whose ID is greater than every ID ever stored (the caller checks).
+
+        `size` is sum(map(len, fields)) when the caller has it already.
+        """
         nodes = self.nodes
         node = nodes[-1] if nodes else None
         if node is not None:
             max_bytes = self.node_max_bytes
             if max_bytes <= 0 or max_bytes > MAX_NODE_SIZE:
                 max_bytes = MAX_NODE_SIZE
+            if size < 0:
+                size = sum(map(len, fields))
             # Same test as streamAppendItem: current size plus the new elements' lengths, and
-            # the entry count including tombstones.
-            if node.nbytes() + sum(map(len, fields)) >= max_bytes or (
-                self.node_max_entries and len(node) >= self.node_max_entries
+            # the entry count including tombstones. (Node.nbytes() and len(node), inlined: this
+            # runs for every XADD.)
+            msd = node.msd
+            n = len(msd)
+            max_entries = self.node_max_entries
+            if (max_entries and n >= max_entries) or (
+                len(node.data) + node.fbytes + n * (msd.itemsize + node.seq.itemsize + node.offs.itemsize)
+                + size >= max_bytes
             ):
                 node.seal()
                 node = None

@@ -112,9 +112,10 @@ class Stream:
             new = id
         if new <= last:
             raise StreamError(XADD_TOO_SMALL)
-        if sum(map(len, fields)) > MAX_NODE_SIZE:
+        size = sum(map(len, fields))
+        if size > MAX_NODE_SIZE:
             raise StreamError(TOO_LARGE)
-        self.store.append(new, fields)
+        self.store.append(new, fields, size)
         self.entries_added += 1
         self.last_id = new
         if self.store.length == 1:
