@@ -66,10 +66,11 @@ class EntryCache:
         return Raw(b"".join(parts))
 
     def _fill(self, node: Node, i: int, j: int) -> list[Any]:
-        """Make node's memo cover entries i..j-1: extend it when it ends within reach, else
-        start a new one at i (a read far from the memo would otherwise encode the gap)."""
+        """Make node's memo cover entries i..j-1: extend it up to j (through any deleted
+        entries in between, so that the runs of one node share one memo), or start a new one at
+        i when the read begins before it."""
         memo = node.memo
-        if memo is not None and memo[0] <= i < memo[0] + len(memo[2]):
+        if memo is not None and memo[0] <= i:
             base, buf, offs, ref = memo
             top = base + len(offs) - 1
         else:

@@ -115,6 +115,24 @@ def test_cache_stays_within_its_budget_and_lets_go(r: redis.Redis) -> None:
         r.config_set("stream-read-cache-bytes", old)
 
 
+def test_runs_split_by_deletions_share_one_cache(r: redis.Redis) -> None:
+    # Reading a node whose live entries come in several runs must not make each run replace the
+    # cache of the one before (which would re-encode the node on every read).
+    def cached_bytes_after_reading(key: str, deleted: list[int]) -> int:
+        for k in range(1, 11):
+            r.xadd(key, {"f": "v"}, id=f"1-{k}")
+        for k in deleted:
+            r.xdel(key, f"1-{k}")
+        for _ in range(2):
+            assert [e[0] for e in r.xrange(key)] == [
+                f"1-{k}".encode() for k in range(1, 11) if k not in deleted]
+        used = _cache_info(r)[0]
+        r.delete(key)
+        return used
+
+    assert cached_bytes_after_reading("whole", []) == cached_bytes_after_reading("holes", [3, 4, 8])
+
+
 def test_budget_is_a_memory_config(r: redis.Redis) -> None:
     old = r.config_get("stream-read-cache-bytes")["stream-read-cache-bytes"]
     assert old == str(8 * 1024 * 1024)
