@@ -6,6 +6,7 @@ Every redis.conf directive we know is also a `--flag`; flags win over the file.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import shlex
@@ -141,6 +142,12 @@ async def _run(config: Config, log: logging.Logger) -> int:
     except OSError as exc:
         log.warning("%s", exc)
         return 1
+    # What exists now (modules, the command table, the config, the loop, the listeners) lives as
+    # long as the process. Frozen, it is no longer walked by full collections, which it made cost
+    # about 9.5 ms of stopped server (under 1 ms after): a latency spike every few seconds of
+    # steady traffic. Data loaded from the AOF comes after, so it stays collectable (a deleted
+    # consumer and its pending entries form a cycle only the collector frees).
+    gc.freeze()
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
     log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "
             "dir=%s appendonly=%s appendfsync=%s loop=%s", RIVULET_VERSION, VERSION, os.getpid(),

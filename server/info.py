@@ -11,6 +11,7 @@ built, and `used_memory_dataset` the difference. maxmemory compares against the 
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import platform
@@ -214,6 +215,9 @@ def section_memory(server: Server) -> str:
         # Rivulet's own: the encoded-entry cache (server/entry_cache.py).
         ("stream_read_cache_bytes", server.entry_cache.used),
         ("stream_read_cache_nodes", len(server.entry_cache)),
+        # Objects frozen at startup, out of the collector's way (server/cli.py).
+        ("gc_frozen_objects", gc.get_freeze_count()),
+        ("gc_enabled", int(gc.isenabled())),  # 0 only while an AOF rewrite child runs
     ]
     return "# Memory\r\n" + _lines(pairs)
 

@@ -70,10 +70,16 @@ class Rewriter:
         directory = os.path.dirname(os.path.abspath(self.aof.path))
         self.aof.start_rewrite_buffer()
         # Objects the collector would visit (and so write to) while the child runs would be
-        # copied page by page: freeze them, as CPython's docs advise before a fork.
-        gc.freeze()
+        # copied page by page: collections are paused until the child is done (the child, short
+        # lived, inherits the pause). Pausing rather than gc.freeze()/unfreeze() leaves the
+        # objects frozen at startup (server/cli.py) frozen.
+        gc.disable()
         t0 = time.perf_counter()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            gc.enable()
+            raise
         if pid == 0:  # child: write and leave without running any parent cleanup
             code = 1
             try:
@@ -148,7 +154,7 @@ class Rewriter:
             self._failed(exc.strerror or str(exc))
             return
         self.tmp_path = None
-        gc.unfreeze()
+        gc.enable()
         self.last_duration = int(time.monotonic() - self.started)
         self.last_status = "ok"
         self.rewrites += 1
@@ -156,7 +162,7 @@ class Rewriter:
         log.log(NOTICE, "Background AOF rewrite finished successfully")
 
     def _failed(self, why: str) -> None:
-        gc.unfreeze()
+        gc.enable()
         log.warning("Background AOF rewrite failed: %s", why)
         self.last_status = "err"
         self.consecutive_failures += 1
