@@ -104,9 +104,7 @@ class PendingList:
                 raise KeyError(eid)
             return default
         if not m:
-            self._order = []
-            self._head = 0
-            self._sorted = None
+            self._emptied()
         elif self._sorted is not None:
             self._sorted.remove(eid)
         else:
@@ -147,9 +145,7 @@ class PendingList:
         if not popped:
             return popped
         if not m:
-            self._order = []
-            self._head = 0
-            self._sorted = None
+            self._emptied()
         elif self._sorted is not None:
             for eid in removed:
                 self._sorted.remove(eid)
@@ -168,6 +164,12 @@ class PendingList:
                 head = 0
             self._head = head
         return popped
+
+    def _emptied(self) -> None:
+        # The last entry left: back to append mode, with a fresh list.
+        self._order = []
+        self._head = 0
+        self._sorted = None
 
     def __delitem__(self, eid: int) -> None:
         self.pop(eid)
