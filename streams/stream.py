@@ -22,7 +22,7 @@ from .errors import (
 )
 from .groups import ConsumerGroup
 from .ids import LAST, LAST_ENTRY, MAX_ID, MIN_ID, U64, incr_id
-from .storage import MAX_NODE_SIZE, EntryStore
+from .storage import MAX_NODE_SIZE, EntryStore, Node
 
 Entry = tuple[int, list[bytes]]
 
@@ -126,25 +126,36 @@ class Stream:
 
     def range(
         self, start: int = MIN_ID, end: int = MAX_ID, count: int | None = None, reverse: bool = False,
-        split: bool = False,
     ) -> list[Entry]:
         """XRANGE (reverse=False) / XREVRANGE (reverse=True): live entries with start <= ID <= end.
 
         `start`/`end` are inclusive ints (see `ids.parse_range_start/_end`; for XREVRANGE pass
         the parsed *second* argument as `start`). count None or 0 = no limit (XRANGE COUNT 0
-        replies with a null array: that is the command layer's business). With `split` each
-        entry comes as (field names | None, values) (see `EntryStore.iter_range`).
+        replies with a null array: that is the command layer's business).
         """
         if count is not None and count <= 0:
             count = None
-        return list(islice(self.store.iter_range(start, end, reverse, split), count))
+        return list(islice(self.store.iter_range(start, end, reverse), count))
 
-    def read_after(self, after: int, count: int | None = None, split: bool = False) -> list[Entry]:
+    def range_runs(
+        self, start: int, end: int, count: int | None = None, reverse: bool = False
+    ) -> list[tuple[Node, int, int]]:
+        """`range` as storage runs (`EntryStore.runs`), for readers that cache per node."""
+        return self.store.runs(start, end, reverse, count)
+
+    def read_after(self, after: int, count: int | None = None) -> list[Entry]:
         """XREAD: entries with ID > after (empty if none). count None or 0 = no limit."""
         start = incr_id(after)
         if start is None:
             return []
-        return self.range(start, MAX_ID, count, split=split)
+        return self.range(start, MAX_ID, count)
+
+    def runs_after(self, after: int, count: int | None = None) -> list[tuple[Node, int, int]]:
+        """`read_after` as storage runs (`EntryStore.runs`)."""
+        start = incr_id(after)
+        if start is None:
+            return []
+        return self.store.runs(start, MAX_ID, False, count)
 
     def resolve_read_id(self, spec: int | str) -> int:
         """Turn XREAD's `$` (ids.LAST) or `+` (ids.LAST_ENTRY) into an ID; ints pass through."""

@@ -12,7 +12,7 @@ from server.commands.connection import parse_int
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
 from server.keyspace import WRONGTYPE, Database, now_ms
 from streams import LAST_ENTRY, Stream, StreamError
-from streams.ids import MAX_ID, incr_id, parse_range_end, parse_range_start, parse_read_id
+from streams.ids import parse_range_end, parse_range_start, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -73,7 +73,7 @@ def _range(client: Client, argv: list[bytes], reverse: bool) -> Any:
         return []  # a missing key wins over COUNT 0's null
     if count == 0:
         return NULL_ARRAY
-    runs = s.store.runs(start, end, reverse, count if count > 0 else None)
+    runs = s.range_runs(start, end, count if count > 0 else None, reverse)
     return client.server.entry_cache.reply(runs, reverse)
 
 
@@ -174,8 +174,7 @@ def _serve(cache: EntryCache, keys: list[bytes], values: list[Any], after: list[
             if not s.last_id:
                 continue
             spec = s.last_id - 1
-        start = incr_id(spec)
-        runs = s.store.runs(start, MAX_ID, False, count) if start is not None else None
+        runs = s.runs_after(spec, count)
         if runs:
             served.append((key, cache.reply(runs, False)))
     return served
