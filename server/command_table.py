@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from server.connection import Client
 
 Handler = Callable[["Client", list[bytes]], Any]
+# Runs consecutive calls of one command read together (see `run_of`): gets the client, the
+# read's commands and the index of the first; returns how many it ran (0: none, run them singly).
+RunHandler = Callable[["Client", list[list[bytes]], int], int]
 
 # ACL categories Redis derives from the group of a command.
 _GROUP_CATEGORIES = {
@@ -47,6 +50,7 @@ class Command:
     key_specs: tuple[dict, ...] = ()  # see server/commands/command_cmd.py for the format
     history: tuple[tuple[str, str], ...] = ()  # (since, what changed)
     doc_flags: tuple[str, ...] = ()  # "deprecated", "syscmd"
+    run_handler: RunHandler | None = None
     # Precomputed for the dispatch hot path.
     is_write: bool = False
     no_auth: bool = False
@@ -126,6 +130,22 @@ def command(
                     summary=summary, complexity=complexity, arguments=arguments,
                     key_finder=key_finder, acl=acl, tips=tips, key_specs=key_specs,
                     history=history, doc_flags=doc_flags)
+        return handler
+
+    return register
+
+
+def run_of(name: str) -> Callable[[RunHandler], RunHandler]:
+    """Register a handler for a run of calls of command `name` pipelined in one read.
+
+    It is an optimisation only: it must leave the data, the replies (appended to client.out),
+    the AOF and the blocked clients exactly as the calls one by one would, run no more than the
+    calls it can finish that way, and return how many it ran; dispatch.execute_run does the
+    checks and statistics every call gets.
+    """
+
+    def register(handler: RunHandler) -> RunHandler:
+        COMMANDS[name.encode()].run_handler = handler
         return handler
 
     return register

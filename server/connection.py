@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import write_reply
 from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser
 from protocol.reply import ErrorReply
-from server.dispatch import BLOCKED, execute, propagate_explicit
+from server.dispatch import BLOCKED, execute, execute_run, propagate_explicit, run_handler_for
 from server.flow import OutputFlow
 from streams.errors import StreamError
 
@@ -131,14 +131,26 @@ class Client(asyncio.Protocol):
 
     # --- command execution -------------------------------------------------------------------
 
-    def run_commands(self, commands: list[list[bytes]] | deque[list[bytes]]) -> None:
-        """Execute commands in order, collecting replies; stop at a block or a QUIT."""
+    def run_commands(self, commands: list[list[bytes]]) -> None:
+        """Execute commands in order, collecting replies; stop at a block or a QUIT.
+
+        Where several calls of a command with a run handler follow each other (a pipeline of
+        XADDs), the handler runs them together: see command_table.run_of.
+        """
         out = self.out
-        for i, argv in enumerate(commands):
+        n = len(commands)
+        i = 0
+        while i < n:
+            argv = commands[i]
+            i += 1
+            if i < n and (cmd := run_handler_for(argv)) is not None:
+                done = execute_run(self, cmd, commands, i - 1)
+                if done:
+                    i += done - 1
+                    continue
             reply = execute(self, argv)
             if reply is BLOCKED:
-                rest = list(commands)[i + 1:]
-                self.deferred.extend(rest)
+                self.deferred.extend(commands[i:])
                 break
             if type(reply) is ErrorReply:
                 self.server.stats.count_error(reply.message)

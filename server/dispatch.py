@@ -110,6 +110,32 @@ def execute(client: Client, argv: list[bytes]) -> Any:
     return call(client, cmd, argv)
 
 
+def run_handler_for(argv: list[bytes]) -> Command | None:
+    """The command argv names when it has a run handler (see command_table.run_of)."""
+    cmd = _BY_SPELLING.get(argv[0])
+    return cmd if cmd is not None and cmd.run_handler is not None else None
+
+
+def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start: int) -> int:
+    """Let cmd's run handler run consecutive calls from commands[start:]; how many it ran.
+
+    0 whenever one call would not go straight to its handler (a transaction, authentication,
+    loading, refused writes): then each call takes `execute` and gets its own checks.
+    """
+    server = client.server
+    if (client.multi is not None or not client.authenticated or server.loading
+            or client.is_loader or (cmd.is_write and server.write_error is not None)):
+        return 0
+    t0 = time.perf_counter_ns()
+    done = cmd.run_handler(client, commands, start)  # type: ignore[misc]
+    if done:
+        client.last_command = cmd
+        cmd.calls += done
+        cmd.usec += (time.perf_counter_ns() - t0) // 1000
+        server.stats.commands_processed += done
+    return done
+
+
 def propagate_explicit(client: Client) -> None:
     """Log what the handler said it did (client.propagate), in place of the command itself."""
     effects = client.propagation

@@ -125,6 +125,61 @@ class Node:
             self.dead.append(0)
         self.live += 1
 
+    def fill(
+        self, eids: list[int], entries: list[Sequence[bytes]], sizes: list[int], start: int,
+        max_entries: int, max_bytes: int,
+    ) -> int:
+        """`append` entries[start:] while the node has room (EntryStore.append's test) and they
+        take its common path (no widening, no tombstone bitmap); how many were appended."""
+        data = self.data
+        if self.dead is not None or type(data) is not bytearray:
+            return 0
+        msd = self.msd
+        seq = self.seq
+        offs = self.offs
+        per = msd.itemsize + seq.itemsize + offs.itemsize
+        max_d = _U32 if msd.typecode == "I" else _U64
+        max_seq = _U32 if seq.typecode == "I" else _U64
+        max_off = 0xFFFF if offs.typecode == "H" else _U32
+        ms0 = self.ms0
+        fbytes = self.fbytes
+        names = self.fields
+        width = 2 * len(names)
+        n = len(msd)
+        j = start
+        total = len(eids)
+        while j < total:
+            off = len(data)
+            if (max_entries and n >= max_entries) or off + fbytes + n * per + sizes[j] >= max_bytes:
+                break
+            eid = eids[j]
+            d = (eid >> 64) - ms0
+            s = eid & _U64
+            if d > max_d or s > max_seq or off > max_off:
+                break
+            fields = entries[j]
+            msd.append(d)
+            seq.append(s)
+            offs.append(off)
+            if len(fields) == width and tuple(fields[0::2]) == names:
+                data.append(0)
+                for v in fields[1::2]:
+                    size = len(v)
+                    if size < 0x80:
+                        data.append(size)
+                    else:
+                        _put_len(data, size)
+                    data += v
+            else:
+                _put_len(data, len(fields) // 2)
+                for x in fields:
+                    _put_len(data, len(x))
+                    data += x
+            n += 1
+            j += 1
+        self.live += j - start
+        return j - start
+
     def seal(self) -> None:
         """Freeze a node that will receive no more entries: exact-size buffers, immutable data."""
         self.data = bytes(self.data)
@@ -273,6 +328,24 @@ class EntryStore:
             self.keys.append(eid)
         node.append(eid, fields)
         self.length += 1
+
+    def extend(self, eids: list[int], entries: list[Sequence[bytes]], sizes: list[int]) -> None:
+        """`append` each entry in turn (IDs ascending, past every ID stored; sizes as there).
+
+        `append` takes the entries that start a node or widen one; `Node.fill` the rest.
+        """
+        i = 0
+        total = len(eids)
+        while i < total:
+            self.append(eids[i], entries[i], sizes[i])
+            i += 1
+            if i < total:
+                max_bytes = self.node_max_bytes
+                if max_bytes <= 0 or max_bytes > MAX_NODE_SIZE:
+                    max_bytes = MAX_NODE_SIZE
+                done = self.nodes[-1].fill(eids, entries, sizes, i, self.node_max_entries, max_bytes)
+                self.length += done
+                i += done
 
     def delete(self, eid: int) -> bool:
         """XDEL one ID: flag it deleted, freeing its node if no live entry remains."""

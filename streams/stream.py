@@ -122,6 +122,33 @@ class Stream:
             self.first_id = new
         return new
 
+    def add_many(self, entries: Iterable[Sequence[bytes]], now_ms: int) -> list[int]:
+        """`add` with an auto ID (`*`) for each entry in turn, as that many XADDs would; the IDs.
+
+        Stops before an entry `add` would refuse (IDs exhausted, entry too large), so the
+        caller can add that one alone and get its error.
+        """
+        last = self.last_id
+        if last == MAX_ID:
+            return []
+        entries = list(entries)
+        sizes = [sum(map(len, fields)) for fields in entries]
+        if max(sizes, default=0) > MAX_NODE_SIZE:
+            del entries[[size > MAX_NODE_SIZE for size in sizes].index(True):]
+        ms = now_ms if now_ms > 0 else 0
+        first = ms << 64 if ms > last >> 64 else last + 1
+        # IDs are consecutive integers (a sequence overflow carries into the milliseconds).
+        k = min(len(entries), MAX_ID - first + 1)
+        if k <= 0:
+            return []
+        ids = list(range(first, first + k))
+        self.store.extend(ids, entries, sizes)
+        self.entries_added += k
+        self.last_id = ids[-1]
+        if self.store.length == k:
+            self.first_id = first
+        return ids
+
     # --- reads -----------------------------------------------------------------------------
 
     def range(

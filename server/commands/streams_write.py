@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import OK, ErrorReply
-from server.command_table import command
+from server.command_table import command, run_of
 from server.commands.connection import parse_int
-from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
+from server.commands.stream_common import SYNTAX_ERROR, get_stream, id_run_reply, new_stream
 from server.keyspace import now_ms
 from streams import Stream, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
@@ -214,6 +214,57 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         effect += argv[field_pos:]
         client.propagate(effect)
     return format_id(eid)
+
+
+@run_of("xadd")
+def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `XADD key * field value ...` to one key (what producers pipeline): one
+    lookup, one batch append, one ready signal, the replies encoded together.
+
+    Anything else — options, an explicit ID, a wrong argument count, another key, a key of
+    another type, an entry the stream refuses — ends the run, and takes the single path.
+    """
+    first = commands[start]
+    argc = len(first)
+    if argc < 5 or not argc & 1 or first[2] != b"*":
+        return 0
+    name = first[0]
+    key = first[1]
+    end = start + 1
+    n = len(commands)
+    while end < n:
+        argv = commands[end]
+        argc = len(argv)
+        if argc < 5 or not argc & 1 or argv[2] != b"*" or argv[1] != key or argv[0] != name:
+            break
+        end += 1
+    db = client.db
+    s = db.get(key)
+    created = s is None
+    if created:
+        s = new_stream(client)
+    elif type(s) is not Stream:
+        return 0  # WRONGTYPE, from the single path
+    run = commands[start:end]
+    eids = s.add_many([argv[3:] for argv in run], now_ms())
+    done = len(eids)
+    if not done:
+        return 0
+    if created:
+        db.add(key, s)
+    else:
+        db.signal_modified(key)
+    keyspace = client.server.keyspace
+    keyspace.dirty += done - 1  # one change per entry, as one by one
+    keyspace.signal_ready(db.index, key)
+    persistence = client.server.persistence
+    if persistence.aof is not None:
+        index = db.index
+        for eid, argv in zip(eids, run, strict=False):
+            persistence.feed(index, [b"XADD", key, format_id(eid), *argv[3:]])
+    # add_many's IDs follow each other (first, first + 1, ...).
+    client.out.append(id_run_reply(eids[0], done))
+    return done
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",

@@ -1,0 +1,240 @@
+"""Pipelined XADDs: a run of `XADD key * ...` read at once is added by one batch (xadd_run,
+Stream.add_many, Node.fill). Everything a client, the AOF or a blocked reader can see must be what
+the same XADDs sent one by one give."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+import redis
+
+from server.commands.stream_common import id_run_reply
+from streams import Stream, format_id
+from tests.helpers import aof_path, encode_command, restart, wait_blocked, xinfo_stream
+from tests.serverproc import RawConnection
+
+BULK_ID = re.compile(rb"\$\d+\r\n(\d+)-(\d+)\r\n")
+
+
+def pipeline_raw(port: int, commands: list[tuple], replies: int) -> list[bytes]:
+    """Send every command in one write; return the reply lines, one reply per command (the
+    replies used here are one line each, or a bulk string: two lines joined)."""
+    conn = RawConnection(port)
+    try:
+        conn.send(b"".join(encode_command(*c) for c in commands))
+        out = []
+        while len(out) < replies:
+            line = _line(conn)
+            if line.startswith(b"$") and line != b"$-1\r\n":
+                line += _line(conn)
+            out.append(line)
+        return out
+    finally:
+        conn.close()
+
+
+def _line(conn: RawConnection) -> bytes:
+    line = b""
+    while not line.endswith(b"\r\n"):
+        line += conn.read_exactly(1)
+    return line
+
+
+def _ids(replies: list[bytes]) -> list[tuple[int, int]]:
+    ids = []
+    for reply in replies:
+        m = BULK_ID.fullmatch(reply)
+        assert m, reply
+        ids.append((int(m[1]), int(m[2])))
+    return ids
+
+
+# --- the engine: add_many builds the very nodes add does --------------------------------------------
+
+
+def _nodes(s: Stream) -> list[tuple]:
+    return [(bytes(n.data), list(n.msd), list(n.seq), list(n.offs), n.fields, n.live, n.ms0)
+            for n in s.store.nodes]
+
+
+@pytest.mark.parametrize("limits", [(100, 4096), (10, 4096), (0, 120), (3, 0)])
+def test_add_many_builds_the_same_nodes_as_add(limits: tuple[int, int]) -> None:
+    # Mostly the master entry's field, some other fields of the same count, some of another.
+    entries = [[b"f", b"v%d" % i] if i % 7 and i % 11 else [b"z", b"w"] if i % 7
+               else [b"g", b"x" * (i * 13 % 300), b"h", b""] for i in range(250)]
+    one = Stream(*limits)
+    for fields in entries:
+        one.add(fields, now_ms=5)
+    many = Stream(*limits)
+    ids = []
+    for at in range(0, len(entries), 16):
+        ids += many.add_many(entries[at:at + 16], now_ms=5)
+    assert ids == [eid for eid, _ in one.range()]
+    assert _nodes(many) == _nodes(one)
+    assert (many.length, many.first_id, many.last_id, many.entries_added) == \
+        (one.length, one.first_id, one.last_id, one.entries_added)
+    assert many.range() == one.range()
+
+
+def test_add_many_after_deletes_and_a_slower_clock() -> None:
+    s = Stream(10, 4096)
+    s.add([b"f", b"v"], now_ms=1000)
+    s.add([b"f", b"v"], now_ms=1000)
+    s.delete([s.last_id])  # a tombstone in the tail node: fill leaves it to append
+    ids = s.add_many([[b"f", b"%d" % i] for i in range(30)], now_ms=10)  # clock went back
+    assert ids == list(range((1000 << 64) + 2, (1000 << 64) + 32))
+    assert [eid for eid, _ in s.range()] == [1000 << 64] + ids
+    assert s.length == 31 and s.entries_added == 32
+
+
+def test_add_many_stops_where_ids_run_out() -> None:
+    s = Stream()
+    s.add([b"f", b"v"], now_ms=0, id=MAX_ID - 2)
+    assert s.add_many([[b"f", b"v"]] * 5, now_ms=1) == [MAX_ID - 1, MAX_ID]
+    assert s.add_many([[b"f", b"v"]], now_ms=1) == []
+    assert s.length == 3
+
+
+MAX_ID = (1 << 128) - 1
+
+
+@pytest.mark.parametrize("seq", [0, 3, 9, 95, 990, 4080, 4095, 5000])
+@pytest.mark.parametrize("count", [1, 2, 16, 200])
+def test_id_run_reply_is_one_bulk_per_id(seq: int, count: int) -> None:
+    first = (1795464449139 << 64) + seq
+    expected = b"".join(b"$%d\r\n%b\r\n" % (len(format_id(e)), format_id(e))
+                        for e in range(first, first + count))
+    assert id_run_reply(first, count) == expected
+
+
+# --- over the wire ----------------------------------------------------------------------------------
+
+
+def test_a_pipelined_run_matches_one_by_one(r: redis.Redis, server) -> None:
+    r.config_set("stream-node-max-entries", 10)
+    try:
+        fields = [("f", i) if i % 5 else ("a", i, "b", "x" * i) for i in range(60)]
+        replies = pipeline_raw(server.port, [("XADD", "p", "*", *f) for f in fields], 60)
+        for f in fields:
+            r.execute_command("XADD", "o", "*", *f)
+        ids = _ids(replies)
+        assert ids == sorted(ids) and len(set(ids)) == 60
+        got = r.xrange("p")
+        assert [e[0].decode() for e in got] == ["%d-%d" % i for i in ids]
+        assert [e[1] for e in got] == [e[1] for e in r.xrange("o")]
+        info = xinfo_stream(r, "p")
+        assert info["length"] == 60 and info["entries-added"] == 60
+        assert info["last-generated-id"] == ("%d-%d" % ids[-1]).encode()
+        # Node boundaries are the same: an approximate trim drops the same whole nodes.
+        assert r.xtrim("p", maxlen=25, approximate=True) == r.xtrim("o", maxlen=25, approximate=True)
+        assert [e[1] for e in r.xrange("p")] == [e[1] for e in r.xrange("o")]
+    finally:
+        r.config_set("stream-node-max-entries", 100)
+
+
+def test_what_breaks_a_run_takes_the_single_path(r: redis.Redis, server) -> None:
+    r.set("str", "x")
+    commands = [
+        ("XADD", "s", "*", "f", "1"),
+        ("XADD", "s", "*", "f", "2"),
+        ("XADD", "s", "*", "f"),  # odd field count
+        ("XADD", "s", "*", "f", "3"),
+        ("XADD", "s", "MAXLEN", "2", "*", "f", "4"),  # options
+        ("XADD", "s", "*", "f", "5"),
+        ("XADD", "str", "*", "f", "6"),  # another key, of another type
+        ("XADD", "str", "*", "f", "7"),
+        ("xadd", "s", "*", "f", "8"),  # another spelling
+        ("XADD", "s", "*", "f", "9"),
+        ("XLEN", "s"),
+        ("XADD", "s", "0-1", "f", "10"),  # explicit ID, too small
+        ("XADD", "s", "*", "f", "11"),
+        ("XADD", "t", "*", "f", "12"),
+        ("XADD", "t", "*", "f", "13"),
+    ]
+    replies = pipeline_raw(server.port, commands, len(commands))
+    arity = b"-ERR wrong number of arguments for 'xadd' command\r\n"
+    wrongtype = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    too_small = (b"-ERR The ID specified in XADD is equal or smaller than the target stream top "
+                 b"item\r\n")
+    assert replies[2] == arity
+    assert replies[6] == replies[7] == wrongtype
+    assert replies[10] == b":5\r\n"  # 3 and 4 (MAXLEN 2), 5, 8, 9
+    assert replies[11] == too_small
+    ok = [i for i in range(len(commands)) if i not in (2, 6, 7, 10, 11)]
+    ids = _ids([replies[i] for i in ok if commands[i][1] == "s"])
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert [e[1][b"f"] for e in r.xrange("s")] == [b"3", b"4", b"5", b"8", b"9", b"11"]
+    assert [e[1][b"f"] for e in r.xrange("t")] == [b"12", b"13"]
+    assert r.get("str") == b"x"
+
+
+def test_a_run_counts_as_that_many_commands(r: redis.Redis, server) -> None:
+    r.config_resetstat()
+    dirty = r.info("persistence")["rdb_changes_since_last_save"]
+    pipeline_raw(server.port, [("XADD", "s", "*", "f", i) for i in range(20)], 20)
+    assert r.info("commandstats")["cmdstat_xadd"]["calls"] == 20
+    assert r.info("persistence")["rdb_changes_since_last_save"] == dirty + 20
+    # CONFIG RESETSTAT (counted once done, as in Redis), three INFOs and the 20 XADDs
+    assert r.info("stats")["total_commands_processed"] == 24
+
+
+def test_inside_multi_each_xadd_is_queued(r: redis.Redis, server) -> None:
+    commands = [("MULTI",)] + [("XADD", "s", "*", "f", i) for i in range(5)] + [("EXEC",)]
+    conn = RawConnection(server.port)
+    try:
+        conn.send(b"".join(encode_command(*c) for c in commands))
+        assert conn.read_exactly(5 + 9 * 5) == b"+OK\r\n" + b"+QUEUED\r\n" * 5
+        assert conn.read_exactly(4) == b"*5\r\n"
+    finally:
+        conn.close()
+    assert r.xlen("s") == 5
+
+
+def test_before_auth_each_xadd_is_refused(server_factory) -> None:
+    srv = server_factory("--requirepass", "pw")
+    replies = pipeline_raw(srv.port, [("XADD", "s", "*", "f", i) for i in range(4)], 4)
+    assert replies == [b"-NOAUTH Authentication required.\r\n"] * 4
+    r = redis.Redis(port=srv.port, password="pw")
+    assert r.exists("s") == 0
+    r.close()
+
+
+def test_a_run_wakes_a_blocked_reader_and_breaks_a_watch(r: redis.Redis, server) -> None:
+    r.xadd("s", {"f": "0"})
+    got = []
+    reader = redis.Redis(port=server.port)
+    t = threading.Thread(target=lambda: got.append(reader.xread({"s": "$"}, block=5000)))
+    t.start()
+    wait_blocked(r, 1)
+    watcher = redis.Redis(port=server.port)
+    pipe = watcher.pipeline()
+    pipe.watch("s")
+    pipe.multi()
+    pipe.xlen("s")
+    pipeline_raw(server.port, [("XADD", "s", "*", "f", i) for i in range(1, 9)], 8)
+    t.join(5)
+    assert got and got[0][0][1] and got[0][0][1][0][1] == {b"f": b"1"}
+    with pytest.raises(redis.WatchError):
+        pipe.execute()
+    reader.close()
+    watcher.close()
+
+
+def test_a_run_reaches_the_aof(server_factory) -> None:
+    srv = server_factory("--appendfsync", "always")
+    r = redis.Redis(port=srv.port)
+    r.config_set("stream-node-max-entries", 7)
+    pipeline_raw(srv.port, [("XADD", "s", "*", "f", i, "g", "x") for i in range(40)], 40)
+    before = r.xrange("s")
+    assert b"\r\n*\r\n" not in aof_path(srv).read_bytes()
+    r.close()
+    srv2 = restart(srv)
+    try:
+        r = redis.Redis(port=srv2.port)
+        assert r.xrange("s") == before
+        assert xinfo_stream(r, "s")["entries-added"] == 40
+        r.close()
+    finally:
+        srv2.cleanup()
