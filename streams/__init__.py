@@ -80,6 +80,7 @@ from .ids import (
     parse_range_start,
     parse_read_id,
     parse_strict_id,
+    parse_strict_ids,
     parse_xadd_id,
 )
 from .storage import EntryStore
@@ -115,5 +116,6 @@ __all__ = [
     "parse_range_start",
     "parse_read_id",
     "parse_strict_id",
+    "parse_strict_ids",
     "parse_xadd_id",
 ]

@@ -143,25 +143,46 @@ class Node:
         max_off = 0xFFFF if offs.typecode == "H" else _U32
         ms0 = self.ms0
         fbytes = self.fbytes
-        names = self.fields
+        names = list(self.fields)  # a list compares with an entry's field names without a copy
         width = 2 * len(names)
         n = len(msd)
         j = start
         total = len(eids)
+        if start >= total:
+            return 0
+        # Consecutive IDs in one millisecond (what XADD * makes) are counted on in small ints.
+        first = eids[start]
+        step = eids[-1] - first == total - 1 - start and eids[-1] >> 64 == first >> 64
+        d = (first >> 64) - ms0
+        s = (first & _U64) - 1
         while j < total:
             off = len(data)
             if (max_entries and n >= max_entries) or off + fbytes + n * per + sizes[j] >= max_bytes:
                 break
-            eid = eids[j]
-            d = (eid >> 64) - ms0
-            s = eid & _U64
+            if step:
+                s += 1
+            else:
+                eid = eids[j]
+                d = (eid >> 64) - ms0
+                s = eid & _U64
             if d > max_d or s > max_seq or off > max_off:
                 break
             fields = entries[j]
             msd.append(d)
             seq.append(s)
             offs.append(off)
-            if len(fields) == width and tuple(fields[0::2]) == names:
+            if width == 2 and len(fields) == 2 and fields[0] == names[0]:
+                v = fields[1]  # one field, as the node's: the most common entry of all
+                data.append(0)
+                size = len(v)
+                if size < 0x80:
+                    data.append(size)
+                else:
+                    _put_len(data, size)
+                data += v
+            elif len(fields) == width and (
+                fields[0::2] == names if type(fields) is list else list(fields[0::2]) == names
+            ):
                 data.append(0)
                 for v in fields[1::2]:
                     size = len(v)

@@ -27,6 +27,7 @@ from streams import (
     parse_range_start,
     parse_read_id,
     parse_strict_id,
+    parse_strict_ids,
     parse_xadd_id,
 )
 from streams import errors as E
@@ -89,6 +90,20 @@ class TestIds:
         for arg in (b"-", b"+"):
             assert err(parse_strict_id, arg) == E.INVALID_ID
         assert parse_strict_id(b"3-4") == i("3-4")
+
+    @pytest.mark.parametrize("args", [
+        [b"1-2", b"3-4"],
+        [b"1795464449139-0", b"18446744073709551615-18446744073709551615", b"7"],  # 20 digits, no seq
+        [b"1-1 2-2", b"3-3"],  # a space inside one argument: not two IDs
+        [b"01-2", b"3-04", b"5-6"],
+        [b"999999999999999999-999999999999999999", b"0-0"],
+    ])
+    def test_parse_strict_ids_is_parse_strict_id_of_each(self, args):
+        expected = [err(parse_strict_id, a) if a.count(b" ") else parse_strict_id(a) for a in args]
+        if any(isinstance(x, str) for x in expected):
+            assert err(parse_strict_ids, args) == E.INVALID_ID
+        else:
+            assert parse_strict_ids(args) == expected
 
     def test_xadd_id(self):
         assert parse_xadd_id(b"*") is None

@@ -4,6 +4,7 @@ the same XADDs sent one by one give."""
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 
@@ -12,6 +13,7 @@ import redis
 
 from server.commands.stream_common import id_run_reply
 from streams import Stream, format_id
+from streams.storage import EntryStore
 from tests.helpers import aof_path, encode_command, restart, wait_blocked, xinfo_stream
 from tests.serverproc import RawConnection
 
@@ -54,9 +56,10 @@ def _ids(replies: list[bytes]) -> list[tuple[int, int]]:
 # --- the engine: add_many builds the very nodes add does --------------------------------------------
 
 
-def _nodes(s: Stream) -> list[tuple]:
+def _nodes(s: Stream | EntryStore) -> list[tuple]:
+    store = s.store if isinstance(s, Stream) else s
     return [(bytes(n.data), list(n.msd), list(n.seq), list(n.offs), n.fields, n.live, n.ms0)
-            for n in s.store.nodes]
+            for n in store.nodes]
 
 
 @pytest.mark.parametrize("limits", [(100, 4096), (10, 4096), (0, 120), (3, 0)])
@@ -76,6 +79,26 @@ def test_add_many_builds_the_same_nodes_as_add(limits: tuple[int, int]) -> None:
     assert (many.length, many.first_id, many.last_id, many.entries_added) == \
         (one.length, one.first_id, one.last_id, one.entries_added)
     assert many.range() == one.range()
+
+
+@pytest.mark.parametrize("limits", [(100, 4096), (7, 4096), (0, 90)])
+def test_extend_with_any_ascending_ids_builds_the_same_nodes(limits: tuple[int, int]) -> None:
+    # Gaps, millisecond changes, sequences past 32 bits, tuples as well as lists of fields.
+    rng = random.Random(7)
+    eids, entries, eid = [], [], 5 << 64
+    for i in range(300):
+        eid += rng.choice([1, 1, 1, 2, 1 << 64, (1 << 33), 1000 << 64])
+        eids.append(eid)
+        fields = [b"f", b"%d" % i] if i % 3 else (b"f", b"x" * (i % 200), b"g", b"y")
+        entries.append(fields)
+    one = EntryStore(*limits)
+    for eid, fields in zip(eids, entries, strict=True):
+        one.append(eid, fields)
+    many = EntryStore(*limits)
+    for at in range(0, len(eids), 16):
+        chunk = entries[at:at + 16]
+        many.extend(eids[at:at + 16], chunk, [sum(map(len, f)) for f in chunk])
+    assert _nodes(many) == _nodes(one) and many.length == one.length == 300
 
 
 def test_add_many_after_deletes_and_a_slower_clock() -> None:

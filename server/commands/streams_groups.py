@@ -32,6 +32,7 @@ from streams import (
     parse_range_end,
     parse_range_start,
     parse_strict_id,
+    parse_strict_ids,
 )
 
 if TYPE_CHECKING:
@@ -233,7 +234,7 @@ def xack(client: Client, argv: list[bytes]) -> Any:
     if g is None:
         return 0  # nothing to acknowledge; the IDs are not even parsed, as in Redis
     # All IDs are parsed before any is acknowledged: an error must leave the PEL untouched.
-    ids = [parse_strict_id(arg) for arg in argv[3:]]
+    ids = parse_strict_ids(argv[3:])
     n = g.ack(ids)
     if n:
         client.server.keyspace.dirty += n
