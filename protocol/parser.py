@@ -62,6 +62,7 @@ well-formed command in the same read, is accepted instead of failing with ``expe
 from __future__ import annotations
 
 from itertools import chain
+from typing import Any
 
 import hiredis
 
@@ -97,7 +98,6 @@ _CLASSES = bytes(
 _SMALL_INTS = {b"%d" % i: i for i in range(-1, 100_000)}
 
 _LIST_TYPE = {list}
-_BYTES_TYPE = {bytes}
 
 
 class ProtocolError(Exception):
@@ -234,6 +234,16 @@ def _huge_header(classes: bytes) -> bool:
                 return True
             i = classes.find(mark, i + 1)
     return False
+
+
+def _all_bytes(cmds: list[list[Any]]) -> bool:
+    """Is every element of these lists bytes? hiredis returns no other bytes-like type, so a
+    join (which takes only bytes-like objects) answers in one C call."""
+    try:
+        b"".join(chain.from_iterable(cmds))
+    except TypeError:
+        return False
+    return True
 
 
 def _wire_size(cmds: list[list[bytes]]) -> int:
@@ -383,8 +393,8 @@ class RequestParser:
             return buf, False
         elif (
             set(map(type, cmds)) != _LIST_TYPE
-            or set(map(type, chain.from_iterable(cmds))) != _BYTES_TYPE
-            or min(map(len, cmds)) == 0
+            or not _all_bytes(cmds)
+            or [] in cmds
             or (self.max_multibulk < 1_000_000 and max(map(len, cmds)) > self.max_multibulk)
             or (
                 len(buf) > self.max_bulk_len
