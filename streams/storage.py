@@ -357,16 +357,19 @@ class EntryStore:
         """
         i = 0
         total = len(eids)
+        nodes = self.nodes
         while i < total:
-            self.append(eids[i], entries[i], sizes[i])
-            i += 1
-            if i < total:
+            if nodes:
                 max_bytes = self.node_max_bytes
                 if max_bytes <= 0 or max_bytes > MAX_NODE_SIZE:
                     max_bytes = MAX_NODE_SIZE
-                done = self.nodes[-1].fill(eids, entries, sizes, i, self.node_max_entries, max_bytes)
+                done = nodes[-1].fill(eids, entries, sizes, i, self.node_max_entries, max_bytes)
                 self.length += done
                 i += done
+                if i >= total:
+                    break
+            self.append(eids[i], entries[i], sizes[i])
+            i += 1
 
     def delete(self, eid: int) -> bool:
         """XDEL one ID: flag it deleted, freeing its node if no live entry remains."""
