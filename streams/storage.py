@@ -39,6 +39,24 @@ def _put_len(buf: bytearray, n: int) -> None:
     buf.append(n)
 
 
+def _put_entry(data: bytearray, fields: Sequence[bytes], names: tuple[bytes, ...]) -> None:
+    # An entry with its node's field names (the master entry's) stores 0 and its values only.
+    if len(fields) == 2 * len(names) and tuple(fields[0::2]) == names:
+        data.append(0)
+        for v in fields[1::2]:
+            n = len(v)
+            if n < 0x80:
+                data.append(n)
+            else:
+                _put_len(data, n)
+            data += v
+    else:
+        _put_len(data, len(fields) // 2)
+        for x in fields:
+            _put_len(data, len(x))
+            data += x
+
+
 def _get_len_slow(data: bytes | bytearray, p: int) -> tuple[int, int]:
     # Called with data[p] >= 0x80 already known; returns (value, position after it).
     n = 0
@@ -106,21 +124,7 @@ class Node:
         self.msd.append(d)
         self.seq.append(seq)
         self.offs.append(off)
-        names = self.fields
-        if len(fields) == 2 * len(names) and tuple(fields[0::2]) == names:
-            data.append(0)  # same fields as the master entry: store values only
-            for v in fields[1::2]:
-                n = len(v)
-                if n < 0x80:
-                    data.append(n)
-                else:
-                    _put_len(data, n)
-                data += v
-        else:
-            _put_len(data, len(fields) // 2)
-            for x in fields:
-                _put_len(data, len(x))
-                data += x
+        _put_entry(data, fields, self.fields)
         if self.dead is not None and len(self.dead) * 8 < len(self.msd):
             self.dead.append(0)
         self.live += 1
@@ -143,7 +147,7 @@ class Node:
         max_off = 0xFFFF if offs.typecode == "H" else _U32
         ms0 = self.ms0
         fbytes = self.fbytes
-        names = list(self.fields)  # a list compares with an entry's field names without a copy
+        names = self.fields
         width = 2 * len(names)
         n = len(msd)
         j = start
@@ -180,22 +184,8 @@ class Node:
                 else:
                     _put_len(data, size)
                 data += v
-            elif len(fields) == width and (
-                fields[0::2] == names if type(fields) is list else list(fields[0::2]) == names
-            ):
-                data.append(0)
-                for v in fields[1::2]:
-                    size = len(v)
-                    if size < 0x80:
-                        data.append(size)
-                    else:
-                        _put_len(data, size)
-                    data += v
             else:
-                _put_len(data, len(fields) // 2)
-                for x in fields:
-                    _put_len(data, len(x))
-                    data += x
+                _put_entry(data, fields, self.fields)
             n += 1
             j += 1
         self.live += j - start
