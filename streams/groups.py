@@ -123,7 +123,8 @@ class ConsumerGroup:
         delivery count reset to 1) and sets the consumer's active_time. With `split` the fields
         come as (field names | None, values) (see `EntryStore.iter_range`).
         """
-        if not stream.length or stream.last_valid_id() <= self.last_id:
+        # (Entries after last_id that were all deleted: the range below comes back empty.)
+        if not stream.length or stream.last_id <= self.last_id:
             return []
         start = self.last_id + 1
         if count is not None and count <= 0:

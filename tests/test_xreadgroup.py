@@ -508,3 +508,13 @@ def test_differential_against_real_redis(server, real_redis):
             assert a == KNOWN_7_0_DIFFERENCES[i], argv
         else:
             assert a == b, argv
+
+
+def test_reply_ids_across_milliseconds_and_large_sequences(r: redis.Redis) -> None:
+    # The reply formats each millisecond once and small sequence numbers from a table.
+    ids = ["5-0", "5-4095", "5-4096", "5-18446744073709551615", "6-7", "1700000000000-12"]
+    for eid in ids:
+        r.execute_command("XADD", "big", eid, "f", "v")
+    r.execute_command("XGROUP", "CREATE", "big", "g", "0")
+    reply = r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "big", ">")
+    assert [e[0] for e in streams_of(reply)[b"big"]] == [i.encode() for i in ids]

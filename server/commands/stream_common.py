@@ -66,6 +66,11 @@ def odd_entry_resp(sid: bytes, items: list[bytes]) -> bytes:
     return b"".join(parts)
 
 
+# The decimal sequence numbers a busy millisecond uses: formatting an int costs more than the
+# rest of an ID reply, and IDs made in one millisecond have small, consecutive ones.
+_SEQ_DIGITS = [b"%d" % n for n in range(4096)]
+
+
 # Per distinct tuple of field names: the RESP of one entry with those fields, with slots for the
 # ID and the values. Streams mostly repeat the same fields, so this is built once per shape.
 _TEMPLATES: dict[tuple[bytes, ...], bytes] = {}
@@ -94,12 +99,21 @@ def encoded_entries_reply(entries: list[tuple[int, Any]]) -> Raw:
     parts = [_ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n]
     append = parts.append
     last_names = template = None
+    last_ms = -1
+    head = b""
+    digits = _SEQ_DIGITS
     for eid, (names, items) in entries:
         if names is not None:
             if names is not last_names:  # consecutive entries nearly always share the tuple
                 template = entry_template(names)
                 last_names = names
-            sid = b"%d-%d" % (eid >> 64, eid & U64)
+            # Consecutive entries mostly share their millisecond: format it once.
+            ms = eid >> 64
+            if ms != last_ms:
+                head = b"%d-" % ms
+                last_ms = ms
+            seq = eid & U64
+            sid = head + (digits[seq] if seq < 4096 else b"%d" % seq)
             append(template % (len(sid), sid, *items))  # type: ignore[operator]
         else:
             _append_entry(append, eid, items)
@@ -122,9 +136,6 @@ def _follow_node_limits(server: Server) -> None:
     server.config.on_change("stream-node-max-bytes", apply)
 
 
-# The decimal sequence numbers a busy millisecond uses: formatting an int costs more than the
-# rest of an ID reply, and runs of XADDs reply with runs of consecutive sequence numbers.
-_SEQ_DIGITS = [b"%d" % n for n in range(4096)]
 
 
 def id_run_reply(first: int, count: int) -> bytes:
