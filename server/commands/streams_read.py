@@ -148,6 +148,10 @@ def parse_block_timeout(arg: bytes) -> int:
 def xread_reply(client: Client, served: list[tuple[bytes, list[Any]]]) -> Any:
     """[[key, entries], ...] in RESP2; a key -> entries map in RESP3 (Redis 7.4)."""
     if not client.resp3:
+        if len(served) == 1 and type(served[0][1]) is Raw:
+            # The usual read of one stream, encoded here rather than walked by the encoder.
+            key, entries = served[0]
+            return Raw(b"*1\r\n*2\r\n$%d\r\n%b\r\n%b" % (len(key), key, entries))
         return [[key, entries] for key, entries in served]
     reply = {key: entries for key, entries in served}
     if len(reply) == len(served):
