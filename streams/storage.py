@@ -185,7 +185,7 @@ class Node:
                     _put_len(data, size)
                 data += v
             else:
-                _put_entry(data, fields, self.fields)
+                _put_entry(data, fields, names)
             n += 1
             j += 1
         self.live += j - start

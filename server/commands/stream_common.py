@@ -136,8 +136,6 @@ def _follow_node_limits(server: Server) -> None:
     server.config.on_change("stream-node-max-bytes", apply)
 
 
-
-
 def id_run_reply(first: int, count: int) -> bytes:
     """The replies of `count` XADDs that made the consecutive IDs first, first+1, ...: that many
     bulk strings "ms-seq", encoded in a few C-level joins."""
