@@ -22,9 +22,11 @@ from .ids import MAX_ID
 from .pel import PendingList
 
 if TYPE_CHECKING:
+    from .storage import Node
     from .stream import Stream
 
 Entry = tuple[int, list[bytes]]
+Run = tuple["Node", int, int]  # entries i..j-1 of a storage node (EntryStore.runs)
 
 
 class PendingEntry:
@@ -117,47 +119,61 @@ class ConsumerGroup:
     ) -> list[Entry]:
         """XREADGROUP `>`: deliver up to `count` (None/0 = all) entries after `last_id`.
 
-        An empty list means nothing could be served (reply nil or block). Advances last_id and
-        entries_read like streamReplyWithRange, and unless `noack` records each entry in the PEL
-        (re-assigning an entry already pending for someone else, possible after SETID, with a
-        delivery count reset to 1) and sets the consumer's active_time. With `split` the fields
-        come as (field names | None, values) (see `EntryStore.iter_range`).
+        An empty list means nothing could be served (reply nil or block). With `split` the
+        fields come as (field names | None, values) (see `Node.split_at`). `deliver_new` does
+        the delivering; this decodes what it delivered.
         """
-        # (Entries after last_id that were all deleted: the range below comes back empty.)
+        runs, _eids = self.deliver_new(stream, consumer, count, noack, now_ms)
+        return [(node.id_at(k), node.split_at(k) if split else node.fields_at(k))
+                for node, i, j in runs for k in range(i, j)]
+
+    def deliver_new(
+        self, stream: Stream, consumer: Consumer, count: int | None, noack: bool, now_ms: int,
+    ) -> tuple[list[Run], list[int]]:
+        """XREADGROUP `>` as storage runs (`EntryStore.runs`) and the IDs they hold, in order.
+
+        Nothing delivered (both empty) means nil or block. Advances last_id and entries_read
+        like streamReplyWithRange, and unless `noack` records each entry in the PEL
+        (re-assigning an entry already pending for someone else, possible after SETID, with a
+        delivery count reset to 1) and sets the consumer's active_time. A reader that encodes
+        the runs itself (the XREADGROUP reply) decodes each entry once, straight to its output.
+        """
+        # (Entries after last_id that were all deleted: the runs below come back empty.)
         if not stream.length or stream.last_id <= self.last_id:
-            return []
-        start = self.last_id + 1
+            return [], []
         if count is not None and count <= 0:
             count = None
-        out: list[Entry] = list(islice(stream.store.iter_range(start, MAX_ID, False, split), count))
+        runs = stream.store.runs(self.last_id + 1, MAX_ID, False, count)
+        out: list[int] = []
+        for node, i, j in runs:
+            out += node.ids(i, j)
         if not out:
-            return out
+            return runs, out
         # Every entry is past last_id. entries_read counts them one by one, except where the
         # stream may hide tombstones (then Redis estimates the distance, entry by entry too).
         mdi = stream.max_deleted_id
         tombstones_upto = mdi if stream.range_has_tombstones(mdi, mdi) else -1
-        if self.entries_read is not None and out[0][0] > tombstones_upto:
+        if self.entries_read is not None and out[0] > tombstones_upto:
             self.entries_read += len(out)
         else:
-            for eid, _fields in out:
+            for eid in out:
                 if self.entries_read is not None and eid > tombstones_upto:
                     self.entries_read += 1
                 elif stream.entries_added:
                     self.entries_read = stream.estimate_distance(eid)
-        self.last_id = out[-1][0]
+        self.last_id = out[-1]
         if not noack:
             pel = self.pel
             cpel = consumer.pel
-            if not pel or out[0][0] > pel.last():
+            if not pel or out[0] > pel.last():
                 # The usual case: nothing delivered is pending yet, and it all goes after
                 # what is (the consumer's PEL is part of the group's).
-                eids = [eid for eid, _fields in out]
-                pes = [PendingEntry(eid, consumer, now_ms) for eid in eids]
-                pel.extend_new(eids, pes)
-                cpel.extend_new(eids, pes)
+                pes = [PendingEntry(eid, consumer, now_ms) for eid in out]
+                pel.extend_new(out, pes)
+                cpel.extend_new(out, pes)
                 consumer.active_time = now_ms
-                return out
-            for eid, _fields in out:
+                return runs, out
+            for eid in out:
                 pe = pel.get(eid)
                 if pe is None:
                     pel[eid] = cpel[eid] = PendingEntry(eid, consumer, now_ms)
@@ -171,7 +187,7 @@ class ConsumerGroup:
                 pe.delivery_count = 1
                 cpel[eid] = pe
             consumer.active_time = now_ms
-        return out
+        return runs, out
 
     def read_history(
         self, stream: Stream, consumer: Consumer, after: int, count: int | None, now_ms: int

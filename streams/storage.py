@@ -203,6 +203,13 @@ class Node:
     def id_at(self, i: int) -> int:
         return (self.ms0 + self.msd[i]) << 64 | self.seq[i]
 
+    def ids(self, i: int, j: int) -> list[int]:
+        """The IDs of entries i..j-1."""
+        ms0 = self.ms0
+        msd = self.msd
+        seq = self.seq
+        return [(ms0 + msd[k]) << 64 | seq[k] for k in range(i, j)]
+
     def is_dead(self, i: int) -> bool:
         dead = self.dead
         return dead is not None and bool(dead[i >> 3] & (1 << (i & 7)))

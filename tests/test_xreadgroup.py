@@ -9,8 +9,8 @@ import pytest
 import redis
 import redis.asyncio
 
+from tests.helpers import assert_same_as_redis, call_raw, run_plain, wait_blocked
 from tests.helpers import encode_command as resp
-from tests.helpers import run_plain, wait_blocked
 from tests.serverproc import RawConnection
 
 NOGROUP_MS = b"-NOGROUP No such key 'ms' or consumer group 'g' in XREADGROUP with GROUP option\r\n"
@@ -518,3 +518,57 @@ def test_reply_ids_across_milliseconds_and_large_sequences(r: redis.Redis) -> No
     r.execute_command("XGROUP", "CREATE", "big", "g", "0")
     reply = r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "big", ">")
     assert [e[0] for e in streams_of(reply)[b"big"]] == [i.encode() for i in ids]
+
+
+# Entries of every stored shape, three to a node: the node's own field names (one-byte and
+# multi-byte value lengths, an empty value, CRLF inside a value), other field names, a
+# three-field node with a long middle value, deleted entries inside a run, the open tail node,
+# sequence numbers past the reply's digit table.
+_SHAPES_SCRIPT = [
+    ("CONFIG", "SET", "stream-node-max-entries", "3"),
+    ("XADD", "sh", "1-1", "f", "v"),
+    ("XADD", "sh", "1-2", "f", "x" * 200),
+    ("XADD", "sh", "1-3", "a", "1", "b", "2"),
+    ("XADD", "sh", "2-0", "x", "1", "y", "2", "z", "3"),
+    ("XADD", "sh", "2-1", "x", "1", "y", "y" * 300, "z", "3"),
+    ("XADD", "sh", "2-2", "x", "", "y", "2", "z", "3" * 130),
+    ("XADD", "sh", "3-0", "f", ""),
+    ("XADD", "sh", "3-1", "f", "v\r\nv"),
+    ("XADD", "sh", "3-4097", "f", "w"),
+    ("XADD", "sh", "1700000000000-18446744073709551615", "f", "last"),
+    ("XDEL", "sh", "2-1", "3-1"),
+    ("XGROUP", "CREATE", "sh", "g", "0"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "4", "STREAMS", "sh", ">"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "sh", ">"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "sh", ">"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "sh", ">"),
+    ("XGROUP", "CREATE", "sh", "g2", "0"),
+    ("XREADGROUP", "GROUP", "g2", "c", "NOACK", "STREAMS", "sh", ">"),
+    ("XPENDING", "sh", "g"),
+    ("XPENDING", "sh", "g2"),
+]
+
+
+def test_reply_bytes_of_every_entry_shape_match_redis(server, real_redis):
+    try:
+        assert_same_as_redis(server, real_redis, _SHAPES_SCRIPT)
+    finally:
+        for port in (server.port, real_redis.port):
+            with redis.Redis(port=port) as c:
+                c.config_set("stream-node-max-entries", 100)
+
+
+def test_reply_entries_are_xranges_bytes(server, raw_r):
+    # XRANGE encodes through the entry cache, XREADGROUP straight from the nodes: same bytes.
+    conn = RawConnection(server.port)
+    try:
+        for argv in _SHAPES_SCRIPT[:13]:
+            call_raw(conn, *argv)
+        xrange = call_raw(conn, "XRANGE", "sh", "-", "+")
+        head = b"*1\r\n*2\r\n$2\r\nsh\r\n"
+        reply = call_raw(conn, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "sh", ">")
+        assert reply == head + xrange
+        assert xrange.startswith(b"*8\r\n")  # every live entry is there
+    finally:
+        conn.close()
+        raw_r.config_set("stream-node-max-entries", 100)

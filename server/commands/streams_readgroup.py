@@ -17,7 +17,7 @@ from protocol.reply import NULL_ARRAY, ErrorReply
 from server.blocking import Block
 from server.command_table import command
 from server.commands.connection import parse_int
-from server.commands.stream_common import SYNTAX_ERROR, encoded_entries_reply
+from server.commands.stream_common import SYNTAX_ERROR, runs_reply
 from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
 from server.keyspace import now_ms
@@ -56,13 +56,13 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
             if logging:
                 client.propagate(consumer_effect(key, g, consumer))
         if spec is NEW:
-            entries = g.read_new(s, c, count, noack, now, split=True)
-            if entries:
-                served.append((key, encoded_entries_reply(entries)))
+            runs, eids = g.deliver_new(s, c, count, noack, now)
+            if eids:
+                served.append((key, runs_reply(runs, len(eids))))
                 dirty += 1
                 if logging:
                     if not noack:
-                        propagate_pel(client, key, g, (eid for eid, _fields in entries))
+                        propagate_pel(client, key, g, eids)
                     client.propagate(position_effect(key, g))
         else:
             # A pending entry deleted from the stream comes with a null array for its fields.
