@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 Entry = tuple[int, list[bytes]]
 Run = tuple["Node", int, int]  # entries i..j-1 of a storage node (EntryStore.runs)
+_new_object = object.__new__
 
 
 class PendingEntry:
@@ -143,7 +144,7 @@ class ConsumerGroup:
             return [], []
         if count is not None and count <= 0:
             count = None
-        runs = stream.store.runs(self.last_id + 1, MAX_ID, False, count)
+        runs = stream.store.runs_from(self.last_id + 1, count)
         out: list[int] = []
         for node, i, j in runs:
             out += node.ids(i, j)
@@ -168,7 +169,16 @@ class ConsumerGroup:
             if not pel or out[0] > pel.last():
                 # The usual case: nothing delivered is pending yet, and it all goes after
                 # what is (the consumer's PEL is part of the group's).
-                pes = [PendingEntry(eid, consumer, now_ms) for eid in out]
+                # Built without calling __init__: a Python-level call per entry was a third
+                # of the cost of recording it.
+                pes = []
+                for eid in out:
+                    pe = _new_object(PendingEntry)
+                    pe.id = eid
+                    pe.consumer = consumer
+                    pe.delivery_time = now_ms
+                    pe.delivery_count = 1
+                    pes.append(pe)
                 pel.extend_new(out, pes)
                 cpel.extend_new(out, pes)
                 consumer.active_time = now_ms

@@ -569,6 +569,36 @@ class EntryStore:
                 ni -= 1
         return out
 
+    def runs_from(self, start: int, count: int | None = None) -> list[tuple[Node, int, int]]:
+        """`runs(start, MAX_ID, False, count)`: what XREADGROUP `>` and XREAD serve, the live
+        entries from start to the end of the stream, with no end bound to check."""
+        out: list[tuple[Node, int, int]] = []
+        left = count if count else -1
+        keys = self.keys
+        nodes = self.nodes
+        ni = bisect_right(keys, start) - 1
+        if ni < 0:
+            ni = 0
+        nn = len(nodes)
+        while ni < nn:
+            node = nodes[ni]
+            n = len(node.msd)
+            lo = node.index_ge(start) if keys[ni] < start else 0
+            if node.live and lo < n:
+                if node.dead is not None:
+                    left = _live_runs(node, lo, n, left, False, out)
+                    if not left:
+                        return out
+                elif left < 0 or n - lo < left:
+                    out.append((node, lo, n))
+                    if left > 0:
+                        left -= n - lo
+                else:
+                    out.append((node, lo, lo + left))
+                    return out
+            ni += 1
+        return out
+
     def iter_ids(self, start: int, end: int) -> Iterator[int]:
         """Live IDs in [start, end] ascending, without decoding fields."""
         keys = self.keys

@@ -182,7 +182,7 @@ class Stream:
         start = incr_id(after)
         if start is None:
             return []
-        return self.store.runs(start, MAX_ID, False, count)
+        return self.store.runs_from(start, count)
 
     def resolve_read_id(self, spec: int | str) -> int:
         """Turn XREAD's `$` (ids.LAST) or `+` (ids.LAST_ENTRY) into an ID; ints pass through."""

@@ -274,6 +274,12 @@ class TestRange:
                 for lo, hi in ((0, MAX_ID), (i("3"), i("12")), (i("6"), i("6")), (i("9"), i("2"))):
                     want = ids(s.range(lo, hi, count, reverse))
                     assert run_ids(s.store.runs(lo, hi, reverse, count), reverse) == want
+                    if not reverse and hi == MAX_ID:
+                        assert s.store.runs_from(lo, count) == s.store.runs(lo, hi, False, count)
+            for k in range(0, 22):  # runs_from at every position, on live and deleted IDs
+                for count in (None, 1, 2, 3, 7, 30):
+                    want = ids(s.range(i(str(k)), MAX_ID, count))
+                    assert run_ids(s.store.runs_from(i(str(k)), count), False) == want
         if nme == 100:  # one node: runs break only at the deleted 4-5, 11 and 17
             assert [(a, b) for _n, a, b in s.store.runs(0, MAX_ID)] == [(0, 3), (5, 10), (11, 16), (17, 20)]
 

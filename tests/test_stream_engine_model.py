@@ -148,6 +148,8 @@ class StreamModel(RuleBasedStateMachine):
             idx = range(j - 1, i - 1, -1) if reverse else range(i, j)
             got += [(node.id_at(k), node.fields_at(k)) for k in idx]
         assert got == want
+        if not reverse:  # runs_from: the same runs, up to the end of the stream
+            assert self.s.store.runs_from(start, count) == self.s.store.runs(start, MAX_ID, False, count)
 
     @rule(ms=SMALL_MS, seq=SEQ)
     def check_lookup(self, ms: int, seq: int) -> None:
