@@ -191,7 +191,11 @@ class Client(asyncio.Protocol):
         if self.blocked is None and self.deferred_error is not None:
             self._protocol_error(self.deferred_error)
             return
-        self.flush()
+        # Into the iteration's write pass, not sent here: a send wakes the reader, which the
+        # kernel may run on this core at once, and the rest of the serve (the other parked
+        # clients, the writer's own reply) would wait for it. Sent from here, a reader that took
+        # 100 entries held the server off the CPU for 2-3 ms (measured with time.thread_time()).
+        self.server.pending_writes.add(self)
 
     def write(self, reply: Any) -> None:
         """Send one reply outside a read (used for out-of-band replies)."""
