@@ -23,14 +23,22 @@ def run_case(case: Case, servers: list[str], opts: Options,
              progress: Callable[[str], None] = lambda _: None) -> CaseResult:
     result = CaseResult(case, {m.name: {} for m in case.metrics})
     repeat = opts.repeat or case.default_repeat
-    for server in servers:
-        collect = result.samples
+    if case.fresh_server_per_run:
+        # Run by run, taking turns: a spell of load from the machine's neighbours then falls on
+        # both servers' runs alike instead of on all of one server's.
+        rounds = [[(server, run_no)] for run_no in range(1, repeat + 1) for server in servers]
+    else:
+        rounds = [[(server, run_no) for run_no in range(1, repeat + 1)] for server in servers]
+    for rnd in rounds:
+        server = rnd[0][0]
+        if server in result.errors:
+            continue
         try:
-            for run_no, samples in enumerate(_runs(case, server, opts, repeat), 1):
+            for (_, run_no), samples in zip(rnd, _runs(case, server, opts, len(rnd)), strict=False):
                 progress(f"{case.name}: {server} run {run_no}/{repeat} done")
-                _add(collect, server, samples)
+                _add(result.samples, server, samples)
         except PartialRun as partial:  # e.g. entries measured, consumer groups not implemented yet
-            _add(collect, server, partial.samples)
+            _add(result.samples, server, partial.samples)
             result.errors[server] = _short(str(partial))
         except Exception as exc:  # one server failing a case must not hide the other's figures
             result.errors[server] = _short(f"{type(exc).__name__}: {exc}")
