@@ -8,6 +8,12 @@ benchmark client on the other core is woken once for a batch of replies rather t
 reply, which on loopback TCP halves the kernel time per request (XADD, 50 clients: 30k -> 56k
 requests/s). It also makes the AOF flush before replies a group commit: the first client written
 flushes (and under `appendfsync always` fsyncs) the log for all of them.
+
+The pass writes the most recently queued client first, as Redis does (it pushes clients onto the
+head of clients_pending_write). A reader released by a write is queued after the writer, so its
+entries leave first: each send can wake a process that takes the server's core, and the reader
+is the one somebody is waiting on (in the latency case, the tail of delivery latencies shrank
+with this order: p99.9 median of six runs 2.4 ms against 2.9 ms in arrival order).
 """
 
 from __future__ import annotations
@@ -38,6 +44,6 @@ class PendingWrites:
     def write_all(self) -> None:
         clients = self.clients
         self.clients = []
-        for client in clients:
+        for client in reversed(clients):
             client.flush_pending = False
             client.flush()
