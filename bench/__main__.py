@@ -39,7 +39,7 @@ def parse_args(argv: list[str]) -> tuple[list[Case], Options, argparse.Namespace
     parser.add_argument("--entries", type=int, help="memory case: entries to XADD (default 1000000)")
     parser.add_argument("--requests", type=int,
                         help="requests per redis-benchmark run, entries for the XREADGROUP driver (default 50000)")
-    parser.add_argument("--repeat", type=int, help="runs per case (default: 3; memory, scaling, rewrite-latency 1)")
+    parser.add_argument("--repeat", type=int, help="runs per case (default: 3; latency 5; memory, scaling, rewrite-latency 1)")
     parser.add_argument("--consumers", type=int, default=4, help="XREADGROUP driver processes (default 4)")
     parser.add_argument("--quick", action="store_true",
                         help=f"small runs: {QUICK['entries']} entries, {QUICK['requests']} requests")
