@@ -11,7 +11,7 @@ Methods that need entry data take the `Stream` as an argument; times are passed 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -227,17 +227,18 @@ class ConsumerGroup:
 
     # --- XACK / XPENDING -------------------------------------------------------------------
 
-    def ack(self, ids: Iterable[int]) -> int:
+    def ack(self, ids: Sequence[int]) -> int:
         """XACK: remove the IDs from the PELs; returns how many were pending."""
         acked = self.pel.pop_many(ids)
         if acked:
+            # Usually one consumer acks its own batch. A consumer's PEL holds exactly the group's
+            # entries it owns, so popping every ID from the first owner's takes just its share.
             owner = acked[0].consumer
-            if owner is not None and all(pe.consumer is owner for pe in acked):
-                owner.pel.pop_many([pe.id for pe in acked])  # one consumer acks its own batch
-            else:
+            if owner is None or len(owner.pel.pop_many(ids)) != len(acked):
                 for pe in acked:
-                    if pe.consumer is not None:
-                        pe.consumer.pel.pop(pe.id, None)
+                    c = pe.consumer
+                    if c is not None and c is not owner:
+                        c.pel.pop(pe.id, None)
         return len(acked)
 
     def pending_summary(self) -> tuple[int, int | None, int | None, list[tuple[bytes, int]]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from streams import (
     LAST,
@@ -97,10 +99,34 @@ class TestIds:
         [b"1-1 2-2", b"3-3"],  # a space inside one argument: not two IDs
         [b"01-2", b"3-04", b"5-6"],
         [b"999999999999999999-999999999999999999", b"0-0"],
+        # One millisecond (sequence numbers looked up): canonical, zero-padded, past the table
+        [b"1795464449139-0", b"1795464449139-1", b"1795464449139-4095", b"1795464449139-1"],
+        [b"5-1", b"5-03", b"5-2"],
+        [b"5-4095", b"5-4096", b"5-999999999999999999"],
+        [b"007-1", b"007-2"],
+        [b"05-1", b"5-2", b"5-1 5-2"],
     ])
     def test_parse_strict_ids_is_parse_strict_id_of_each(self, args):
         expected = [err(parse_strict_id, a) if a.count(b" ") else parse_strict_id(a) for a in args]
         if any(isinstance(x, str) for x in expected):
+            assert err(parse_strict_ids, args) == E.INVALID_ID
+        else:
+            assert parse_strict_ids(args) == expected
+
+    @given(st.sampled_from([None, 7, 1795464449139]),
+           st.lists(st.tuples(st.sampled_from([0, 7, 1795464449139, 2**64 - 1]),
+                              st.integers(0, 5000) | st.integers(0, 2**64 - 1),
+                              st.sampled_from([b"", b"", b"", b"0"]),
+                              st.sampled_from([b"", b"", b"", b"0"])),
+                    min_size=2, max_size=12))
+    def test_parse_strict_ids_matches_parse_strict_id(self, shared_ms, parts):
+        # One or several milliseconds, zero-padded parts, parts past the 18-digit fast path.
+        args = [b"%s%d-%s%d" % (pad_ms, ms if shared_ms is None else shared_ms, pad_seq, seq)
+                for ms, seq, pad_ms, pad_seq in parts]
+        try:
+            expected = [parse_strict_id(a) for a in args]
+        except StreamError as exc:
+            assert str(exc) == E.INVALID_ID
             assert err(parse_strict_ids, args) == E.INVALID_ID
         else:
             assert parse_strict_ids(args) == expected
@@ -589,6 +615,20 @@ class TestGroups:
         assert g.ack([i("1"), i("1"), i("9")]) == 1
         assert g.ack([i("2"), i("3")]) == 2
         assert not g.pel and not c.pel
+
+    def test_ack_of_entries_owned_by_several_consumers(self):
+        s, g = group_stream(6)
+        a, _ = g.touch_consumer(b"a", 0)
+        b, _ = g.touch_consumer(b"b", 0)
+        g.read_new(s, a, 2, False, 0)  # 1, 2
+        g.read_new(s, b, 2, False, 0)  # 3, 4
+        g.read_new(s, a, 2, False, 0)  # 5, 6
+        # a's entries first and last, b's in between, an unknown ID and a repeat
+        assert g.ack([i("1"), i("3"), i("9"), i("6"), i("3")]) == 3
+        assert list(g.pel) == [i("2"), i("4"), i("5")]
+        assert list(a.pel) == [i("2"), i("5")] and list(b.pel) == [i("4")]
+        assert g.ack([i("4"), i("2")]) == 2  # the first acked belongs to b
+        assert list(a.pel) == [i("5")] and not b.pel
 
     def test_pending(self):
         s, g = group_stream(5)
