@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
     except ImportError:  # platforms without uvloop run on asyncio's own loop
-        uvloop = None
+        uvloop = None  # type: ignore[assignment]
     try:
         if uvloop is not None:
             return uvloop.run(_run(config, log))

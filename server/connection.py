@@ -65,7 +65,9 @@ class Client(asyncio.Protocol):
         self.addr = "?:0"
         self.laddr = "?:0"
         self.fd = -1
-        self.transport: asyncio.Transport | None = None
+        # asyncio's or uvloop's transport: uvloop's do not subclass asyncio.Transport, and compiled
+        # modules check declared classes at run time.
+        self.transport: Any = None
         self.flow: OutputFlow | None = None
         cfg = server.config
         self.parser = RequestParser(
@@ -76,8 +78,8 @@ class Client(asyncio.Protocol):
 
     # --- asyncio.Protocol --------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's is not an asyncio.Transport
+    def connection_made(self, transport: Any) -> None:  # see self.transport
+        self.transport = transport
         self.flow = OutputFlow(transport)
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")

@@ -82,7 +82,7 @@ def execute(client: Client, argv: list[bytes]) -> Any:
     """Run one command for client and return its reply (or BLOCKED)."""
     server = client.server
     cmd = lookup(argv)
-    if type(cmd) is ErrorReply:
+    if isinstance(cmd, ErrorReply):
         if client.multi is not None:
             client.multi_error = True
         found = COMMANDS.get(argv[0].lower())

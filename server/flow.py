@@ -8,14 +8,14 @@ passes the hard limit, or stays over the soft limit for longer than the configur
 
 from __future__ import annotations
 
-import asyncio
 import time
+from typing import Any
 
 
 class OutputFlow:
     __slots__ = ("transport", "paused", "soft_since")
 
-    def __init__(self, transport: asyncio.Transport) -> None:
+    def __init__(self, transport: Any) -> None:  # asyncio's or uvloop's (not an asyncio.Transport)
         self.transport = transport
         self.paused = False
         self.soft_since: float | None = None

@@ -35,7 +35,7 @@ class PendingEntry:
 
     __slots__ = ("id", "consumer", "delivery_time", "delivery_count")
 
-    def __init__(self, eid: int, consumer: Consumer | None, delivery_time: int, delivery_count: int = 1) -> None:
+    def __init__(self, eid: int, consumer: Consumer, delivery_time: int, delivery_count: int = 1) -> None:
         self.id = eid
         self.consumer = consumer
         self.delivery_time = delivery_time
@@ -117,7 +117,7 @@ class ConsumerGroup:
     def read_new(
         self, stream: Stream, consumer: Consumer, count: int | None, noack: bool, now_ms: int,
         split: bool = False,
-    ) -> list[Entry]:
+    ) -> list[tuple[int, Any]]:
         """XREADGROUP `>`: deliver up to `count` (None/0 = all) entries after `last_id`.
 
         An empty list means nothing could be served (reply nil or block). With `split` the
@@ -166,7 +166,8 @@ class ConsumerGroup:
         if not noack:
             pel = self.pel
             cpel = consumer.pel
-            if not pel or out[0] > pel.last():
+            last = pel.last()
+            if last is None or out[0] > last:
                 # The usual case: nothing delivered is pending yet, and it all goes after
                 # what is (the consumer's PEL is part of the group's).
                 # Built without calling __init__: a Python-level call per entry was a third
@@ -189,9 +190,7 @@ class ConsumerGroup:
                     pel[eid] = cpel[eid] = PendingEntry(eid, consumer, now_ms)
                     continue
                 # Already pending (possible after SETID): re-assigned, delivery count reset.
-                old = pe.consumer
-                if old is not None:
-                    old.pel.pop(eid, None)
+                pe.consumer.pel.pop(eid, None)
                 pe.consumer = consumer
                 pe.delivery_time = now_ms
                 pe.delivery_count = 1
@@ -234,10 +233,10 @@ class ConsumerGroup:
             # Usually one consumer acks its own batch. A consumer's PEL holds exactly the group's
             # entries it owns, so popping every ID from the first owner's takes just its share.
             owner = acked[0].consumer
-            if owner is None or len(owner.pel.pop_many(ids)) != len(acked):
+            if len(owner.pel.pop_many(ids)) != len(acked):
                 for pe in acked:
                     c = pe.consumer
-                    if c is not None and c is not owner:
+                    if c is not owner:
                         c.pel.pop(pe.id, None)
         return len(acked)
 
@@ -292,8 +291,7 @@ class ConsumerGroup:
 
     def _drop(self, pe: PendingEntry) -> None:
         del self.pel[pe.id]
-        if pe.consumer is not None:
-            pe.consumer.pel.pop(pe.id, None)
+        pe.consumer.pel.pop(pe.id, None)
 
     def claim(
         self,
@@ -333,14 +331,15 @@ class ConsumerGroup:
                 if pe is not None:
                     self._drop(pe)
                 continue
-            if force and pe is None:
-                pe = PendingEntry(eid, None, now_ms)
-                pel[eid] = pe
             if pe is None:
+                if not force:
+                    continue
+                # Created pending for `consumer` at once: no idle time to respect, no previous
+                # owner to take it from (Redis creates it ownerless and assigns it below).
+                pe = pel[eid] = consumer.pel[eid] = PendingEntry(eid, consumer, now_ms)
+            elif min_idle and now_ms - pe.delivery_time < min_idle:
                 continue
-            if pe.consumer is not None and min_idle and now_ms - pe.delivery_time < min_idle:
-                continue
-            if pe.consumer is not consumer and pe.consumer is not None:
+            elif pe.consumer is not consumer:
                 pe.consumer.pel.pop(eid, None)
             pe.delivery_time = delivery_time
             if retry_count is not None and retry_count >= 0:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from itertools import repeat
 from operator import lshift, or_
-from typing import Final
+from typing import Any, Final
 
 from .errors import (
     INVALID_END,
@@ -167,7 +167,7 @@ def parse_strict_ids(args: list[bytes]) -> list[int]:
             ms = parts[0::2]
             if ms.count(ms[0]) == n:
                 # One millisecond, as a batch read from a busy stream mostly is.
-                seqs = list(map(_SEQ_VALUES.get, parts[1::2]))
+                seqs: list[Any] = list(map(_SEQ_VALUES.get, parts[1::2]))
                 if None not in seqs:
                     return list(map((int(ms[0]) << 64).__or__, seqs))
             values = list(map(int, parts))

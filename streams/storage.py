@@ -396,6 +396,7 @@ class EntryStore:
         deleted = 0
         drop = 0  # whole nodes dropped from the head
         nodes = self.nodes
+        floor = 0 if minid is None else minid  # only read when maxlen is None, i.e. minid given
         for node in nodes:
             if maxlen is not None and self.length <= maxlen:
                 break
@@ -405,7 +406,7 @@ class EntryStore:
             if maxlen is not None:
                 whole = self.length - entries >= maxlen
             else:
-                whole = node.id_at(len(node) - 1) < minid  # last ID, tombstone or not
+                whole = node.id_at(len(node) - 1) < floor  # last ID, tombstone or not
             if whole:
                 self.length -= entries
                 deleted += entries
@@ -418,7 +419,7 @@ class EntryStore:
                 if maxlen is not None:
                     if self.length <= maxlen:
                         break
-                elif node.id_at(i) >= minid:
+                elif node.id_at(i) >= floor:
                     break
                 if not node.is_dead(i):
                     node.kill(i)

@@ -95,13 +95,15 @@ def apply_listeners(server: Server) -> None:
     sockets: list[socket.socket] = []
     for addr in server.config["bind"]:
         host = addr.lstrip("-")
+        error: OSError | None
         try:
             family, kind, proto, _canon, sockaddr = socket.getaddrinfo(
                 host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-            sock = socket.socket(family, kind, proto)
+            sock: socket.socket | None = socket.socket(family, kind, proto)
         except OSError as exc:
             sock, error = None, exc
         else:
+            assert sock is not None
             try:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 sock.bind(sockaddr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from protocol.encoder import ARR_HDR_CACHE as _ARR_HDR
@@ -37,7 +38,7 @@ def entry_reply(eid: int, fields: list[bytes] | None) -> list[Any]:
     return [format_id(eid), fields]
 
 
-def entries_reply(entries: list[tuple[int, list[bytes] | None]]) -> Any:
+def entries_reply(entries: Sequence[tuple[int, list[bytes] | None]]) -> Any:
     """[[id, [field, value, ...]], ...], encoded here in one pass: the reply of XRANGE, XREAD and
     XREADGROUP is the hot path's largest, and arrays of bulk strings read the same in RESP2 and
     RESP3, so building nested lists for the encoder to walk again would be wasted work."""
@@ -115,7 +116,8 @@ def runs_reply(runs: list[tuple[Node, int, int]], n: int) -> Raw:
     value, where decoding to Python lists and formatting those took twice the time. Arrays of
     bulk strings read the same in RESP2 and RESP3.
     """
-    parts = [_ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n]
+    # Values are sliced from the node's data: bytearray while the node is open, bytes once sealed.
+    parts: list[bytes | bytearray] = [_ARR_HDR[n] if n < 1024 else b"*%d\r\n" % n]
     append = parts.append
     digits = _SEQ_DIGITS
     bulk = _BULK_HDR

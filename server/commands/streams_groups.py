@@ -10,7 +10,7 @@ signal the key as modified: WATCH is not invalidated by group bookkeeping.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from server.command_table import command, container
@@ -37,6 +37,7 @@ from streams import (
 
 if TYPE_CHECKING:
     from server.connection import Client
+    from streams.stream import Entry
 
 _KEY_REQUIRED = ErrorReply(
     "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
@@ -146,7 +147,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
         raise subcommand_syntax_error(argv)
     assert s is not None and g is not None
     spec = parse_group_id(argv[4], setid=True)
-    g.set_id(s.last_id if spec == LAST else spec, entries_read)
+    g.set_id(spec if isinstance(spec, int) else s.last_id, entries_read)
     _touch_dirty(client)
     if aof_enabled(client):
         client.propagate(position_effect(argv[2], g))
@@ -287,6 +288,7 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
         total, first, last, per = g.pending_summary()
         if not total:
             return [0, None, None, NULL_ARRAY]  # Redis: nil IDs, null array of consumers
+        assert first is not None and last is not None  # a non-empty PEL has both
         # Redis sends each consumer's count as a bulk string here.
         return [total, format_id(first), format_id(last), [[name, b"%d" % n] for name, n in per]]
     rows = g.pending_range(start, end, count, now_ms(), consumer, min_idle)
@@ -431,7 +433,8 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     if claimed or deleted or _created:
         _touch_dirty(client)
     if aof_enabled(client):
-        touched = [e if justid else e[0] for e in claimed] + list(deleted)  # type: ignore[index]
-        _propagate_claims(client, argv[1], g, argv[3] if _created else None, touched, None)
-    body = [format_id(eid) for eid in claimed] if justid else entries_reply(claimed)  # type: ignore[arg-type]
+        touched = cast("list[int]", claimed) if justid else [e[0] for e in cast("list[Entry]", claimed)]
+        _propagate_claims(client, argv[1], g, argv[3] if _created else None, touched + deleted, None)
+    body = ([format_id(eid) for eid in cast("list[int]", claimed)] if justid
+            else entries_reply(cast("list[Entry]", claimed)))
     return [format_id(cursor), body, [format_id(eid) for eid in deleted]]

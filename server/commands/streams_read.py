@@ -145,7 +145,7 @@ def parse_block_timeout(arg: bytes) -> int:
     return timeout
 
 
-def xread_reply(client: Client, served: list[tuple[bytes, list[Any]]]) -> Any:
+def xread_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
     """[[key, entries], ...] in RESP2; a key -> entries map in RESP3 (Redis 7.4)."""
     if not client.resp3:
         if len(served) == 1 and type(served[0][1]) is Raw:

@@ -33,7 +33,7 @@ _MISSING_GROUP = ErrorReply("ERR Missing GROUP option for XREADGROUP")
 
 
 def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes], group: bytes,
-          consumer: bytes, count: int | None, noack: bool) -> list[tuple[bytes, list[Any]]]:
+          consumer: bytes, count: int | None, noack: bool) -> list[tuple[bytes, Any]]:
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
     history reads always appear in the reply, `>` reads only when they deliver something."""
     targets = []
@@ -44,7 +44,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
             raise nogroup_xreadgroup(key, group)
         targets.append((key, s, g, NEW if arg == b">" else parse_read_id(arg, group=True)))
     now = now_ms()
-    served: list[tuple[bytes, list[Any]]] = []
+    served: list[tuple[bytes, Any]] = []  # per key: entries, or their reply pre-encoded (Raw)
     dirty = 0
     logging = aof_enabled(client)
     for key, s, g, spec in targets:

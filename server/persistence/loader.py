@@ -73,7 +73,7 @@ def _replay(server: Server, path: str) -> Generator[None, None, int]:
     try:
         for argv, end in commands:
             cmd = lookup(argv)
-            if type(cmd) is ErrorReply:
+            if isinstance(cmd, ErrorReply):
                 raise AofLoadError(
                     f"Bad file format reading the append only file {path} at offset {valid_end}: "
                     f"{cmd.message}. Make a backup of your AOF file, then use "
