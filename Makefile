@@ -4,17 +4,29 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
+NATIVE := $(VENV)/.native-built
+PURE_DIR := $(VENV)/pure-python-tree
 PORT   ?= 6379
+# What setup.py compiles is among these; any of them changing rebuilds (about 30 s).
+SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py streams/*.py)
 
-.PHONY: run test lint bench bench-spark tools clean java pipeline docker-test
+.PHONY: run test test-pure lint bench bench-spark tools clean java pipeline docker-test build
 
 # Editable installs in compat mode put the checkout on sys.path, so that Spark's discovery of
-# pyspark_* data source modules finds pyspark_redis_streams.
-$(STAMP): pyproject.toml
+# pyspark_* data source modules finds pyspark_redis_streams. The install also compiles the hot
+# path in place (setup.py: mypyc, a C compiler; pure Python if either is missing).
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'
 	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
-	touch $(STAMP)
+	touch $(STAMP) $(NATIVE)
+
+# After an edit: compiled modules older than their sources would still be the ones imported.
+$(NATIVE): $(STAMP) $(SOURCES)
+	$(PY) setup.py -q build_ext --inplace
+	touch $(NATIVE)
+
+build: $(NATIVE)
 
 # redis-server / redis-cli / redis-benchmark from Debian's packages: used by the redis-cli tests,
 # the differential tests against a real Redis, and the benchmarks.
@@ -24,18 +36,31 @@ tools:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null) \
 	    || echo "could not install redis-server/redis-tools: the tests that need them will say so"; }
 
-run: $(STAMP)
+run: $(NATIVE)
 	mkdir -p data
 	$(PY) -m server --port $(PORT) --dir data
 
-test: $(STAMP) tools $(SPARK_STAMP) java
+test: $(NATIVE) tools $(SPARK_STAMP) java
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory test-pure
+
+# The suite (Spark aside) once more on the pure-Python modules, what a machine without a C
+# compiler runs: a copy of the sources without the compiled ones. (The console script is the
+# installed package's, i.e. the checkout's: tested by the compiled run.)
+test-pure: $(STAMP) tools
+	rm -rf $(PURE_DIR) && mkdir -p $(PURE_DIR)
+	tar -c --exclude=./.venv --exclude=./.git --exclude=./build --exclude=./data --exclude='*.so' \
+	  --exclude=__pycache__ . | tar -x -C $(PURE_DIR)
+	cd $(PURE_DIR) && RIVULET_PURE_PYTHON=1 $(abspath $(PY)) -m pytest -q -p no:cacheprovider \
+	  --ignore-glob='tests/test_spark*' --deselect tests/test_cli.py::test_console_script
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
-bench: $(STAMP) tools
+bench: $(NATIVE) tools
 	$(PY) -m bench
 
 # Spark source and sink throughput (entries/s), against Rivulet and redis-server.

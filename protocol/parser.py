@@ -281,8 +281,10 @@ class RequestParser:
         max_multibulk: int = INT_MAX,
         query_buffer_limit: int = 1024**3,
         authenticated: bool = True,
+        fast_path: bool = True,
     ) -> None:
         self.max_bulk_len = max_bulk_len
+        self.fast_path = fast_path  # False: the strict parser alone (the reference in tests)
         self.max_inline = max_inline
         self.max_multibulk = max_multibulk
         self.query_buffer_limit = query_buffer_limit
@@ -305,8 +307,11 @@ class RequestParser:
 
     def feed(self, data: bytes) -> tuple[list[list[bytes]], ProtocolError | None]:
         """Parse data; return the completed commands and a protocol error or None."""
-        if self.error is not None:
-            return [], self.error
+        # Narrowing a local, not self.error: the parsing below may set self.error, and compiled
+        # code would trust a narrowed attribute's type.
+        failed = self.error
+        if failed is not None:
+            return [], failed
         out: list[list[bytes]] = []
         size = len(self._buf) - self._pos + len(data) + self.queued_bytes
         if size > self.query_buffer_limit or (
@@ -336,7 +341,7 @@ class RequestParser:
 
     def _process(self, data: bytes, out: list[list[bytes]]) -> None:
         while data:
-            if self._reqtype or self._buf or data[0] != _STAR or not self.authenticated:
+            if self._reqtype or self._buf or data[0] != _STAR or not self.authenticated or not self.fast_path:
                 data = self._strict(data, out, handback=self.authenticated)
             else:
                 data, sticky = self._fast(data, out)

@@ -12,9 +12,12 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from server.config import Config, ConfigValueError
 from server.log import NOTICE, set_level, setup_logging
+from server.native import REBUILD_HINT, build_name, stale_modules
 from server.persistence.loader import AofLoadError
 from server.server import RIVULET_VERSION, VERSION, Server
 
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         print(usage(Config()))
         return 0
     if "--version" in argv or (argv and argv[0] == "-v"):
-        print(f"Rivulet server v={RIVULET_VERSION} (Redis {VERSION} compatible)")
+        print(f"Rivulet server v={RIVULET_VERSION} (Redis {VERSION} compatible) build={build_name()}")
         return 0
     try:
         config = build_config(argv)
@@ -117,14 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     log = setup_logging(config["loglevel"], config["logfile"])
     config.on_change("loglevel", set_level)
+    run: Callable[[Coroutine[Any, Any, int]], int] = asyncio.run
     try:
         import uvloop
+        run = uvloop.run
     except ImportError:  # platforms without uvloop run on asyncio's own loop
-        uvloop = None  # type: ignore[assignment]
+        pass
     try:
-        if uvloop is not None:
-            return uvloop.run(_run(config, log))
-        return asyncio.run(_run(config, log))
+        return run(_run(config, log))
     except KeyboardInterrupt:
         return 0
 
@@ -150,10 +153,14 @@ async def _run(config: Config, log: logging.Logger) -> int:
     gc.freeze()
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
     log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "
-            "dir=%s appendonly=%s appendfsync=%s loop=%s", RIVULET_VERSION, VERSION, os.getpid(),
-            server.port, ",".join(config["bind"]), config.config_file or "none",
+            "dir=%s appendonly=%s appendfsync=%s loop=%s build=%s", RIVULET_VERSION, VERSION,
+            os.getpid(), server.port, ",".join(config["bind"]), config.config_file or "none",
             os.path.abspath(data_dir), "yes" if config["appendonly"] else "no",
-            config["appendfsync"], loop_name)
+            config["appendfsync"], loop_name, build_name())
+    stale = stale_modules()
+    if stale:
+        log.warning("Compiled modules are older than their sources (%s): the old code runs; %s",
+                    ", ".join(stale), REBUILD_HINT)
     if config["pidfile"]:
         with open(config["pidfile"], "w") as fh:
             fh.write(f"{os.getpid()}\n")

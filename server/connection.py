@@ -168,8 +168,9 @@ class Client(asyncio.Protocol):
             reply = err
         except StreamError as err:
             reply = ErrorReply(err.message)
-        if self.propagation is not None:
-            propagate_explicit(self)
+        # Not `if self.propagation is not None` here: the checker would take the attribute for
+        # the None assigned above, and compiled code trusts what the checker concludes.
+        propagate_explicit(self)
         return reply
 
     def propagate(self, argv: list[bytes]) -> None:

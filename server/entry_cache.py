@@ -21,21 +21,32 @@ from array import array
 from collections import OrderedDict
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from protocol.encoder import ARR_HDR_CACHE
 from protocol.reply import Raw
 from server.commands.stream_common import entry_template, odd_entry_resp
 from streams.storage import Node
 
-_MEMO_OVERHEAD = 120  # the memo's list, bytearray and array headers, and its LRU slot
+_MEMO_OVERHEAD = 160  # the memo's list, bytearray and array headers, its token and LRU slot
+
+
+@mypyc_attr(native_class=False)  # compiled classes (Node) take no weak references: this one does
+class _Token:
+    """Held by a node's memo alone, so it dies with the node; the cache's weak reference to it
+    (`ref`, the cache's key for the memo) then tells the cache that the memo is gone."""
+
+    __slots__ = ("ref", "__weakref__")
+    ref: weakref.ref[_Token]
 
 
 class EntryCache:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.used = 0
-        # Nodes holding a memo, least recently read first -> the bytes their memo accounts for.
-        # Weak references: a dropped node leaves by itself (see _forget).
-        self._lru: OrderedDict[weakref.ref[Node], int] = OrderedDict()
+        # Memos, least recently read first: the weak reference to each one's token -> [bytes it
+        # accounts for, its buffer, its offsets]. A dropped node leaves by itself (see _forget).
+        self._lru: OrderedDict[weakref.ref[_Token], list[Any]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._lru)
@@ -55,31 +66,31 @@ class EntryCache:
             memo = node.memo
             if memo is None or i < memo[0] or j >= memo[0] + len(memo[2]):
                 memo = self._fill(node, i, j)
-            base, buf, offs, ref = memo
+            base, buf, offs, token = memo
             if reverse:
                 for k in range(j - 1 - base, i - 1 - base, -1):
                     append(buf[offs[k]:offs[k + 1]])
             else:
                 append(buf[offs[i - base]:offs[j - base]])
-            if ref is not None:
-                self._lru.move_to_end(ref)
+            if token is not None:
+                self._lru.move_to_end(token.ref)
         return Raw(b"".join(parts))
 
     def _fill(self, node: Node, i: int, j: int) -> list[Any]:
         """Make node's memo cover entries i..j-1: extend it up to j (through any deleted
         entries in between, so that the runs of one node share one memo), or start a new one at
-        i when the read begins before it."""
+        i when the read begins before it (or when eviction emptied it)."""
         memo = node.memo
-        if memo is not None and memo[0] <= i:
-            base, buf, offs, ref = memo
+        if memo is not None and memo[2] and memo[0] <= i:
+            base, buf, offs, token = memo
             top = base + len(offs) - 1
         else:
-            if memo is not None:
-                self._drop(memo[3])
+            if memo is not None and memo[3] is not None:
+                self._drop(memo[3].ref)
             base, top = i, i
             buf = bytearray()
             offs = array("I", [0])
-            ref = None
+            token = None
         template = entry_template(node.fields)
         ms0, msd, seq = node.ms0, node.msd, node.seq
         for k in range(top, j):
@@ -90,37 +101,44 @@ class EntryCache:
             else:
                 buf += odd_entry_resp(sid, items)
             offs.append(len(buf))
-        if not self.budget:
-            return [base, buf, offs, None]  # no cache: used for this read only
         size = len(buf) + offs.itemsize * len(offs) + _MEMO_OVERHEAD
-        if ref is None:
-            ref = weakref.ref(node, self._forget)
-            memo = node.memo = [base, buf, offs, ref]
+        if size > self.budget:  # (0: the cache is off) kept for this read only
+            if token is not None:
+                self._forget(token.ref)  # the buffer is this read's now: not emptied
+                node.memo = None
+            return [base, buf, offs, None]
+        if token is None:
+            token = _Token()
+            token.ref = weakref.ref(token, self._forget)
+            memo = node.memo = [base, buf, offs, token]
+            self._lru[token.ref] = [size, buf, offs]
         else:
-            self.used -= self._lru[ref]
-        self._lru[ref] = size
-        self._lru.move_to_end(ref)
+            held = self._lru[token.ref]
+            self.used -= held[0]
+            held[0] = size
+        self._lru.move_to_end(token.ref)
         self.used += size
-        self._evict()
-        return memo if node.memo is not None else [base, buf, offs, None]
+        self._evict()  # never this memo: it is the most recent, and fits the budget alone
+        return memo
 
     def _evict(self) -> None:
         lru = self._lru
         while self.used > self.budget and lru:
             self._drop(next(iter(lru)))
 
-    def _drop(self, ref: weakref.ref[Node]) -> None:
-        size = self._lru.pop(ref, None)
-        if size is None:
+    def _drop(self, ref: weakref.ref[_Token]) -> None:
+        # Emptied in place (the cache holds no reference to the node): the node's memo then
+        # reads as absent (see _fill), and the memory goes now rather than when the node does.
+        held = self._lru.pop(ref, None)
+        if held is None:
             return
+        size, buf, offs = held
         self.used -= size
-        node = ref()
-        if node is not None:
-            node.memo = None
+        del buf[:]
+        del offs[:]
 
-    def _forget(self, ref: weakref.ref[Node]) -> None:
+    def _forget(self, ref: weakref.ref[_Token]) -> None:
         # The node is gone (trimmed, deleted, its stream dropped): its memo went with it.
-        size = self._lru.pop(ref, None)
-        if size is not None:
-            self.used -= size
-
+        held = self._lru.pop(ref, None)
+        if held is not None:
+            self.used -= held[0]

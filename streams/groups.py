@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 
 Entry = tuple[int, list[bytes]]
 Run = tuple["Node", int, int]  # entries i..j-1 of a storage node (EntryStore.runs)
-_new_object = object.__new__
-
-
 class PendingEntry:
     """A delivered, not yet acknowledged entry (Redis's streamNACK)."""
 
@@ -75,6 +72,20 @@ class ConsumerGroup:
         self.entries_read = normalize_entries_read(entries_read)
         self.pel = PendingList()  # id -> PendingEntry
         self.consumers: SortedDict = SortedDict()  # name -> Consumer
+
+    def copy(self) -> ConsumerGroup:
+        """An independent deep copy: each pending entry is copied once, and the copy sits in
+        both the group's PEL and its consumer's, as the original does."""
+        new = ConsumerGroup(self.name, self.last_id, self.entries_read)
+        copies: dict[int, PendingEntry] = {}
+        for name, c in self.consumers.items():
+            nc = new.consumers[name] = Consumer(name, c.seen_time)
+            nc.active_time = c.active_time
+            for eid, pe in c.pel.items():
+                nc.pel[eid] = copies[eid] = PendingEntry(eid, nc, pe.delivery_time, pe.delivery_count)
+        for eid in self.pel:
+            new.pel[eid] = copies[eid]
+        return new
 
     # --- XGROUP ----------------------------------------------------------------------------
 
@@ -170,16 +181,7 @@ class ConsumerGroup:
             if last is None or out[0] > last:
                 # The usual case: nothing delivered is pending yet, and it all goes after
                 # what is (the consumer's PEL is part of the group's).
-                # Built without calling __init__: a Python-level call per entry was a third
-                # of the cost of recording it.
-                pes = []
-                for eid in out:
-                    pe = _new_object(PendingEntry)
-                    pe.id = eid
-                    pe.consumer = consumer
-                    pe.delivery_time = now_ms
-                    pe.delivery_count = 1
-                    pes.append(pe)
+                pes = [PendingEntry(eid, consumer, now_ms, 1) for eid in out]
                 pel.extend_new(out, pes)
                 cpel.extend_new(out, pes)
                 consumer.active_time = now_ms

@@ -73,8 +73,7 @@ def _get_len_slow(data: bytes | bytearray, p: int) -> tuple[int, int]:
 class Node:
     """One macro node. Entry `i` has ID ((ms0 + msd[i]) << 64) | seq[i]."""
 
-    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes", "memo",
-                 "__weakref__")
+    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes", "memo")
 
     def __init__(self, ms0: int, fields: tuple[bytes, ...]) -> None:
         self.ms0 = ms0
@@ -94,6 +93,18 @@ class Node:
     def __len__(self) -> int:
         """Entries in the node, tombstones included (what node_max_entries counts)."""
         return len(self.msd)
+
+    def copy(self) -> Node:
+        """An independent copy (without the reader's memo)."""
+        new = Node(self.ms0, self.fields)
+        new.msd = self.msd[:]
+        new.seq = self.seq[:]
+        new.offs = self.offs[:]
+        new.data = bytearray(self.data) if type(self.data) is bytearray else self.data
+        new.dead = None if self.dead is None else bytearray(self.dead)
+        new.live = self.live
+        new.fbytes = self.fbytes
+        return new
 
     def nbytes(self) -> int:
         """Approximate encoded size, compared with node_max_bytes like Redis's lpBytes()."""
@@ -249,7 +260,7 @@ class Node:
         """Decode entry i's flat [field, value, ...] list."""
         names, items = self.split_at(i)
         if names is not None:
-            out: list[bytes] = []
+            out: list[Any] = []  # bytearray slices while the node is open, bytes once sealed
             for name, value in zip(names, items[1::2], strict=True):
                 out.append(name)
                 out.append(value)
@@ -309,6 +320,14 @@ class EntryStore:
 
     def __len__(self) -> int:
         return self.length
+
+    def copy(self) -> EntryStore:
+        """An independent copy: later writes to either do not show in the other."""
+        new = EntryStore(self.node_max_entries, self.node_max_bytes)
+        new.keys = self.keys[:]
+        new.nodes = [node.copy() for node in self.nodes]
+        new.length = self.length
+        return new
 
     # --- writes ----------------------------------------------------------------------------
 

@@ -65,6 +65,17 @@ class Stream:
     def __len__(self) -> int:
         return self.store.length
 
+    def copy(self) -> Stream:
+        """An independent deep copy (COPY): entries, metadata, and groups with their PELs."""
+        new = Stream()
+        new.store = self.store.copy()
+        new.last_id = self.last_id
+        new.max_deleted_id = self.max_deleted_id
+        new.entries_added = self.entries_added
+        new.first_id = self.first_id
+        new.groups = {name: g.copy() for name, g in self.groups.items()}
+        return new
+
     @property
     def length(self) -> int:
         return self.store.length

@@ -8,6 +8,7 @@ import pytest
 import redis
 import redis.asyncio
 
+from server.native import REBUILD_HINT, stale_modules
 from tests.helpers import plain
 from tests.serverproc import RawConnection, RedisProcess, ServerProcess
 
@@ -109,3 +110,11 @@ def real_redis() -> Iterator[RedisProcess]:
     proc = RedisProcess().start()
     yield proc
     proc.cleanup()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Python imports a compiled module before its .py: after an edit, the old code would be tested.
+    stale = stale_modules()
+    if stale:
+        pytest.exit(f"compiled modules are older than their sources ({', '.join(stale)}): "
+                    f"{REBUILD_HINT}", returncode=1)

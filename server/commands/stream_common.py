@@ -56,10 +56,10 @@ def _append_entry(append: Any, eid: int, items: list[bytes]) -> None:
     append(odd_entry_resp(b"%d-%d" % (eid >> 64, eid & U64), items))
 
 
-def odd_entry_resp(sid: bytes, items: list[bytes]) -> bytes:
+def odd_entry_resp(sid: bytes, items: Sequence[bytes | bytearray]) -> bytes:
     """One entry given its formatted ID, [sid, [field, value, ...]], without a template (for
     entries whose fields differ from their node's names)."""
-    parts = [b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(items))]
+    parts: list[bytes | bytearray] = [b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(sid), sid, len(items))]
     for item in items:
         n = len(item)
         parts.append(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
