@@ -89,6 +89,11 @@ build() {  # target tag
 }
 build server "rivulet:$TAG"
 build pipeline "rivulet-pipeline:$TAG"
+for image in "rivulet:$TAG" "rivulet-pipeline:$TAG"; do
+  version=$(docker run --rm --entrypoint rivulet-server "$image" --version) || fail "$image: rivulet-server --version"
+  case "$version" in *build=mypyc) ;; *) fail "$image runs the pure-Python modules, not the compiled ones: $version" ;; esac
+done
+pass "images: the server's hot path is compiled ($version)"
 
 # ---- a tiny RESP client (host python3, standard library) -----------------------------------------
 resp() {  # resp CMD ARG...  -> prints the reply (bulk/simple/int; arrays: one element per line)
