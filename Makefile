@@ -16,6 +16,10 @@ SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py streams/*.p
 # pyspark_* data source modules finds pyspark_redis_streams. The install also compiles the hot
 # path in place (setup.py: mypyc, a C compiler; pure Python if either is missing).
 $(STAMP): pyproject.toml setup.py
+	@command -v cc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  echo "installing gcc (Debian package) for the compiled modules" && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; } || \
+	  echo "no C compiler: the server installs as pure Python (same behaviour, slower)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'
 	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
