@@ -13,8 +13,8 @@ SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py streams/*.p
 .PHONY: run test test-pure lint bench bench-spark tools clean java pipeline docker-test build
 
 # Editable installs in compat mode put the checkout on sys.path, so that Spark's discovery of
-# pyspark_* data source modules finds pyspark_redis_streams. The install also compiles the hot
-# path in place (setup.py: mypyc, a C compiler; pure Python if either is missing).
+# pyspark_* data source modules finds pyspark_redis_streams. They skip the compilation: the next
+# step does it once, in place, with the venv's mypy (setup.py; pure Python without a compiler).
 $(STAMP): pyproject.toml setup.py
 	@command -v cc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  echo "installing gcc (Debian package) for the compiled modules" && apt-get update -qq && \
@@ -22,8 +22,8 @@ $(STAMP): pyproject.toml setup.py
 	  echo "no C compiler: the server installs as pure Python (same behaviour, slower)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'
-	$(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
-	touch $(STAMP) $(NATIVE)
+	RIVULET_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
+	touch $(STAMP)
 
 # After an edit: compiled modules older than their sources would still be the ones imported.
 $(NATIVE): $(STAMP) $(SOURCES)
@@ -81,7 +81,7 @@ clean:
 
 # --- Spark (the redis_streams source and sink, spark/) ---------------------------------------
 $(SPARK_STAMP): $(STAMP)
-	$(PY) -m pip install -q -e '.[spark]' --config-settings editable_mode=compat
+	RIVULET_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[spark]' --config-settings editable_mode=compat
 	touch $(SPARK_STAMP)
 
 # Spark needs a Java 17+ runtime: install Debian's when root, else say what to install.

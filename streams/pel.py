@@ -175,7 +175,8 @@ class PendingList:
         self.pop(eid)
 
     def _to_sorted(self, eid: int) -> None:
-        sl = SortedList(k for k in islice(self._order, self._head, None) if k in self._map)
+        m = self._map
+        sl = SortedList([k for k in islice(self._order, self._head, None) if k in m])
         sl.add(eid)
         self._sorted = sl
         self._order = []
@@ -213,11 +214,13 @@ class PendingList:
 
     def values(self) -> Iterator[Any]:
         m = self._map
-        return (m[eid] for eid in self.irange())
+        for eid in self.irange():
+            yield m[eid]
 
     def items(self) -> Iterator[tuple[int, Any]]:
         m = self._map
-        return ((eid, m[eid]) for eid in self.irange())
+        for eid in self.irange():
+            yield eid, m[eid]
 
     def __repr__(self) -> str:
         return f"PendingList({dict(self.items())!r})"
