@@ -58,6 +58,15 @@ class OptionalBuildExt(build_ext):
     def run(self) -> None:
         try:
             super().run()
+            if self.inplace:
+                # A module's own extension is a small shim that only changes with its name, so
+                # the copy step leaves it untouched when only the code (in the shared library)
+                # changed: date it now, or the checkout's staleness check (server/native.py)
+                # would call a fresh build stale.
+                for ext in self.extensions:
+                    path = self.get_ext_fullpath(ext.name)
+                    if os.path.exists(path):
+                        os.utime(path)
         except Exception as exc:  # noqa: BLE001 - whatever the compiler's failure, fall back
             for ext in self.extensions:
                 for path in (self.get_ext_fullpath(ext.name),

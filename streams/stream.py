@@ -22,7 +22,7 @@ from .errors import (
 )
 from .groups import ConsumerGroup
 from .ids import LAST, LAST_ENTRY, MAX_ID, MIN_ID, U64, incr_id
-from .storage import MAX_NODE_SIZE, EntryStore, Node
+from .storage import MAX_NODE_SIZE, EntryStore, Node, fields_size
 
 Entry = tuple[int, list[bytes]]
 
@@ -123,7 +123,7 @@ class Stream:
             new = id
         if new <= last:
             raise StreamError(XADD_TOO_SMALL)
-        size = sum(map(len, fields))
+        size = fields_size(fields)
         if size > MAX_NODE_SIZE:
             raise StreamError(TOO_LARGE)
         self.store.append(new, fields, size)
@@ -143,9 +143,11 @@ class Stream:
         if last == MAX_ID:
             return []
         entries = list(entries)
-        sizes = [sum(map(len, fields)) for fields in entries]
-        if max(sizes, default=0) > MAX_NODE_SIZE:
-            del entries[[size > MAX_NODE_SIZE for size in sizes].index(True):]
+        sizes = [fields_size(fields) for fields in entries]
+        for i, size in enumerate(sizes):
+            if size > MAX_NODE_SIZE:
+                del entries[i:]
+                break
         ms = now_ms if now_ms > 0 else 0
         first = ms << 64 if ms > last >> 64 else last + 1
         # IDs are consecutive integers (a sequence overflow carries into the milliseconds).
