@@ -24,7 +24,10 @@ from streams.errors import StreamError
 if TYPE_CHECKING:
     from server.blocking import BlockedState
     from server.command_table import Command
+    from server.keyspace import Keyspace
+    from server.persistence.manager import Persistence
     from server.server import Server
+    from server.stats import Stats
 
 log = logging.getLogger("rivulet")
 
@@ -32,6 +35,11 @@ log = logging.getLogger("rivulet")
 class Client(asyncio.Protocol):
     def __init__(self, server: Server) -> None:
         self.server = server
+        # The server's parts every command touches, held here: compiled code reaches a compiled
+        # class's fields directly, while each step through the (pure-Python) Server is a lookup.
+        self.keyspace: Keyspace = server.keyspace
+        self.stats: Stats = server.stats
+        self.persistence: Persistence = server.persistence
         self.id = server.next_client_id()
         self.db = server.keyspace.dbs[0]
         self.resp3 = False
@@ -108,7 +116,7 @@ class Client(asyncio.Protocol):
         if self.closed or self.close_after_reply:
             return
         self.last_interaction = time.time()
-        self.server.stats.net_input_bytes += len(data)
+        self.stats.net_input_bytes += len(data)
         try:
             commands, error = self.parser.feed(data)
         except QueryBufferLimitExceeded as exc:
@@ -155,7 +163,7 @@ class Client(asyncio.Protocol):
                 self.deferred.extend(commands[i:])
                 break
             if type(reply) is ErrorReply:
-                self.server.stats.count_error(reply.message)
+                self.stats.count_error(reply.message)
             write_reply(out, reply, self.resp3)
             if self.close_after_reply:
                 break
@@ -185,7 +193,7 @@ class Client(asyncio.Protocol):
         if self.closed:
             return
         if type(reply) is ErrorReply:
-            self.server.stats.count_error(reply.message)
+            self.stats.count_error(reply.message)
         write_reply(self.out, reply, self.resp3)
         while self.deferred and self.blocked is None and not self.close_after_reply:
             pending = list(self.deferred)
@@ -211,13 +219,13 @@ class Client(asyncio.Protocol):
         if out and transport is not None and not self.closed:
             # What the replies acknowledge reaches the AOF before they leave (nothing to do, and
             # no call made, without an AOF and with no client held back).
-            persistence = self.server.persistence
+            persistence = self.persistence
             if (persistence.aof is not None or persistence.held) and not persistence.before_reply(self):
                 return
             data = b"".join(out) if len(out) > 1 else out[0]
             out.clear()
             transport.write(data)
-            self.server.stats.net_output_bytes += len(data)
+            self.stats.net_output_bytes += len(data)
             limits = self.server.output_limits
             if limits is not None and self.flow is not None:
                 if self.flow.over_limit(limits):
@@ -233,7 +241,7 @@ class Client(asyncio.Protocol):
     def _protocol_error(self, error: ProtocolError) -> None:
         # error.reply holds the exact bytes (the text can carry a raw byte of the request).
         self.out.append(error.reply)
-        self.server.stats.count_error(str(error))
+        self.stats.count_error(str(error))
         self.close_after_reply = True
         self.flush()
 
@@ -244,7 +252,7 @@ class Client(asyncio.Protocol):
     # --- state helpers used by commands --------------------------------------------------
 
     def select(self, index: int) -> None:
-        self.db = self.server.keyspace.dbs[index]
+        self.db = self.keyspace.dbs[index]
 
     def set_authenticated(self, value: bool) -> None:
         self.authenticated = value

@@ -6,7 +6,7 @@ Error texts are Redis's (server.c processCommand and friends), byte for byte.
 from __future__ import annotations
 
 import logging
-import time
+from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import QUEUED, ErrorReply
@@ -126,13 +126,13 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     if (client.multi is not None or not client.authenticated or server.loading
             or client.is_loader or (cmd.is_write and server.write_error is not None)):
         return 0
-    t0 = time.perf_counter_ns()
+    t0 = perf_counter_ns()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]
     if done:
         client.last_command = cmd
         cmd.calls += done
-        cmd.usec += (time.perf_counter_ns() - t0) // 1000
-        server.stats.commands_processed += done
+        cmd.usec += (perf_counter_ns() - t0) // 1000
+        client.stats.commands_processed += done
     return done
 
 
@@ -140,7 +140,7 @@ def propagate_explicit(client: Client) -> None:
     """Log what the handler said it did (client.propagate), in place of the command itself."""
     effects = client.propagation
     client.propagation = None
-    persistence = client.server.persistence
+    persistence = client.persistence
     if effects and persistence.aof is not None:
         index = client.db.index
         for effect in effects:
@@ -150,10 +150,9 @@ def propagate_explicit(client: Client) -> None:
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a command that passed every check (also used by EXEC for queued commands)."""
     client.last_command = cmd
-    server = client.server
-    keyspace = server.keyspace
+    keyspace = client.keyspace
     dirty = keyspace.dirty
-    t0 = time.perf_counter_ns()
+    t0 = perf_counter_ns()
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
     except ErrorReply as err:
@@ -164,24 +163,24 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
         log.exception("internal error running %r", cmd.name)
         reply = ErrorReply(f"ERR internal error while running '{cmd.name}': {type(exc).__name__}")
     cmd.calls += 1
-    cmd.usec += (time.perf_counter_ns() - t0) // 1000
-    server.stats.commands_processed += 1
+    cmd.usec += (perf_counter_ns() - t0) // 1000
+    client.stats.commands_processed += 1
     if client.propagation is not None:
         propagate_explicit(client)
-    elif keyspace.dirty != dirty and cmd.is_write and server.persistence.aof is not None:
+    elif keyspace.dirty != dirty and cmd.is_write and client.persistence.aof is not None:
         # Redis's rule: a command is logged when it changed the dataset.
         if needs_state_propagation(cmd.name):
             db = client.db
             for effect in state_commands(cmd.name, db, argv[1]):
-                server.persistence.feed(db.index, effect)
+                client.persistence.feed(db.index, effect)
         else:
-            server.persistence.feed(client.db.index, argv)
+            client.persistence.feed(client.db.index, argv)
     if type(reply) is ErrorReply:
         cmd.failed_calls += 1
     elif type(reply) is Block:
         if client.in_exec or client.multi is not None:
             # Inside a transaction a blocking command cannot wait: it answers as on timeout.
             return reply.timeout_reply
-        server.blocking.block(client, reply)
+        client.server.blocking.block(client, reply)
         return BLOCKED
     return reply

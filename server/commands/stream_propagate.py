@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def aof_enabled(client: Client) -> bool:
-    return client.server.persistence.aof is not None
+    return client.persistence.aof is not None
 
 
 def claim_effect(key: bytes, group: ConsumerGroup, eid: int) -> list[bytes]:

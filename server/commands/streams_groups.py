@@ -67,7 +67,7 @@ _ENTRIESREAD = {"name": "entriesread", "display": "entries-read", "token": "ENTR
 
 
 def _touch_dirty(client: Client, n: int = 1) -> None:
-    client.server.keyspace.dirty += n
+    client.keyspace.dirty += n
 
 
 # --- XGROUP ------------------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
         return 0
     _touch_dirty(client)
     # Readers blocked on this group must be re-run so that they fail with NOGROUP.
-    client.server.keyspace.signal_ready(client.db.index, argv[2])
+    client.keyspace.signal_ready(client.db.index, argv[2])
     return 1
 
 
@@ -238,7 +238,7 @@ def xack(client: Client, argv: list[bytes]) -> Any:
     ids = parse_strict_ids(argv[3:])
     n = g.ack(ids)
     if n:
-        client.server.keyspace.dirty += n
+        client.keyspace.dirty += n
     return n
 
 

@@ -73,7 +73,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
                 # Delivery counts and times moved on: log them, or a restart would lose them.
                 propagate_pel(client, key, g, (eid for eid, fields in history if fields is not None))
     if dirty:
-        client.server.keyspace.dirty += dirty
+        client.keyspace.dirty += dirty
     return served
 
 

@@ -204,8 +204,8 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         db.add(key, s)  # only now: a failed add must not leave an empty key behind
     else:
         db.signal_modified(key)
-    client.server.keyspace.signal_ready(db.index, key)
-    if (given is None or not given[1] or args.approx) and client.server.persistence.aof is not None:
+    client.keyspace.signal_ready(db.index, key)
+    if (given is None or not given[1] or args.approx) and client.persistence.aof is not None:
         # The AOF must replay the same entry: log the generated ID and an exact trim.
         effect = [b"XADD", key]
         if args.trims:
@@ -254,10 +254,10 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
         db.add(key, s)
     else:
         db.signal_modified(key)
-    keyspace = client.server.keyspace
+    keyspace = client.keyspace
     keyspace.dirty += done - 1  # one change per entry, as one by one
     keyspace.signal_ready(db.index, key)
-    persistence = client.server.persistence
+    persistence = client.persistence
     if persistence.aof is not None:
         index = db.index
         for eid, argv in zip(eids, run, strict=False):
@@ -284,7 +284,7 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
     if removed:
         client.db.signal_modified(key)
-        if args.approx and client.server.persistence.aof is not None:
+        if args.approx and client.persistence.aof is not None:
             client.propagate([b"XTRIM", key, *_trim_effect(args, s)])
     return removed
 
@@ -347,5 +347,5 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     s.set_id(last_id, entries_added, max_deleted)
     # Redis counts the change (so it reaches the AOF) but does not signal the key: WATCH is not
     # invalidated by XSETID there, and clients rely on Redis's behaviour.
-    client.server.keyspace.dirty += 1
+    client.keyspace.dirty += 1
     return OK
