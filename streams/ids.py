@@ -19,10 +19,7 @@ Parsing contexts (one function each, mirroring t_stream.c):
 
 from __future__ import annotations
 
-import re
-from itertools import repeat
-from operator import lshift, or_
-from typing import Any, Final
+from typing import Final
 
 from .errors import (
     INVALID_END,
@@ -148,31 +145,43 @@ def parse_strict_id(arg: bytes, *, missing_seq: int = 0) -> int:
     return _generic_parse(arg, missing_seq, True, False)[0]
 
 
-# IDs as clients send them back (XACK, XCLAIM): `ms-seq`, each part at most 18 ASCII digits (the
-# fast path of _generic_parse), separated here by single spaces.
-_PLAIN_IDS = re.compile(rb"[0-9]{1,18}-[0-9]{1,18}(?: [0-9]{1,18}-[0-9]{1,18})*")
-
-
-# Sequence numbers as IDs made within one millisecond spell them: a dict hit is a third of int().
-_SEQ_VALUES = {b"%d" % n: n for n in range(4096)}
+# Sequence numbers as IDs made within one millisecond spell them: a dict hit is a fraction of
+# int() on bytes.
+_SEQ_VALUES: Final[dict[bytes, int]] = {b"%d" % n: n for n in range(4096)}
 
 
 def parse_strict_ids(args: list[bytes]) -> list[int]:
-    """`parse_strict_id` of each argument, in a few C-level passes when all are plain `ms-seq`."""
-    joined = b" ".join(args)
-    n = len(args)
-    if n > 1 and _PLAIN_IDS.fullmatch(joined) is not None:
-        parts = joined.replace(b"-", b" ").split()
-        if len(parts) == 2 * n:  # else an argument held a space: not an ID
-            ms = parts[0::2]
-            if ms.count(ms[0]) == n:
-                # One millisecond, as a batch read from a busy stream mostly is.
-                seqs: list[Any] = list(map(_SEQ_VALUES.get, parts[1::2]))
-                if None not in seqs:
-                    return list(map((int(ms[0]) << 64).__or__, seqs))
-            values = list(map(int, parts))
-            return list(map(or_, map(lshift, values[0::2], repeat(64)), values[1::2]))
-    return [_generic_parse(arg, 0, True, False)[0] for arg in args]
+    """`parse_strict_id` of each argument: the IDs clients send back (XACK, XCLAIM) quickly.
+
+    Those are `ms-seq`, mostly of one millisecond (a batch read from a busy stream): the
+    millisecond is converted once per run of IDs that share it, small sequence numbers come from
+    a table. Anything else takes `_generic_parse`, which also raises the error.
+    """
+    ids: list[int] = []
+    prefix = b""  # "ms-" of the previous ID when it took this path
+    base = 0  # its ms << 64
+    for arg in args:
+        if prefix and arg.startswith(prefix):
+            seq_part = arg[len(prefix):]
+        else:
+            dash = arg.find(b"-")
+            ms_part = arg[:dash]
+            # At most 18 digits: read the same through string2ll and strtoull, so int() decides.
+            if dash <= 0 or dash > 18 or not ms_part.isdigit():
+                ids.append(_generic_parse(arg, 0, True, False)[0])
+                prefix = b""
+                continue
+            prefix = arg[:dash + 1]
+            base = int(ms_part) << 64
+            seq_part = arg[dash + 1:]
+        seq = _SEQ_VALUES.get(seq_part)
+        if seq is None:
+            if not seq_part.isdigit() or len(seq_part) > 18:
+                ids.append(_generic_parse(arg, 0, True, False)[0])
+                continue
+            seq = int(seq_part)
+        ids.append(base | seq)
+    return ids
 
 
 def parse_xadd_id(arg: bytes) -> tuple[int, bool] | None:
