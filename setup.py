@@ -65,10 +65,19 @@ class OptionalBuildExt(build_ext):
                 # the copy step leaves it untouched when only the code (in the shared library)
                 # changed: date it now, or the checkout's staleness check (server/native.py)
                 # would call a fresh build stale.
+                current = set()
                 for ext in self.extensions:
                     path = self.get_ext_fullpath(ext.name)
+                    current.add(os.path.abspath(path))
                     if os.path.exists(path):
                         os.utime(path)
+                # The shared library's name hashes the module list: one left by an older list
+                # would stay at the root for good.
+                root = os.path.dirname(os.path.abspath(__file__))
+                for name in os.listdir(root):
+                    path = os.path.join(root, name)
+                    if "__mypyc." in name and name.endswith(".so") and path not in current:
+                        os.remove(path)
         except Exception as exc:  # noqa: BLE001 - whatever the compiler's failure, fall back
             for ext in self.extensions:
                 for path in (self.get_ext_fullpath(ext.name),
