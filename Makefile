@@ -7,7 +7,7 @@ SPARK_STAMP := $(VENV)/.spark-installed
 NATIVE := $(VENV)/.native-built
 PURE_DIR := $(VENV)/pure-python-tree
 PORT   ?= 6379
-# What setup.py compiles is among these; any of them changing rebuilds (about 30 s).
+# What setup.py compiles is among these; any of them changing rebuilds (75-90 s on 2 cores).
 SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py streams/*.py)
 
 .PHONY: run test test-pure lint bench bench-spark tools clean java pipeline docker-test build
