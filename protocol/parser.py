@@ -28,16 +28,27 @@ queued by MULTI: Redis counts them against the query buffer limit too.
 
 Speed
 -----
-Multibulk requests go through ``hiredis.Reader`` when the data starts at a command boundary with
-``*``. Its results are only trusted when every command is a non-empty plain list of ``bytes`` and
-the wire size computed for them is consistent: the last command must end exactly at the end of
-the chunk, or, when hiredis is still inside a command, the computed end of the complete ones must
-land on a ``*``. Anything else (hiredis errors, inline commands, odd RESP types, limits,
-unauthenticated clients, huge counts that would make hiredis preallocate a huge list) sends the
-whole chunk to the strict parser below, which reproduces Redis byte for byte and is also what
-decides every error. A command left incomplete at the end of a chunk is always finished by the
-strict parser, so header limits apply as soon as the header arrives and a big bulk is buffered
-once.
+A chunk that starts at a command boundary with ``*`` goes to one of two fast paths, whichever is
+quicker in the build that runs (``FAST_PATH``):
+
+* Compiled (mypyc, see setup.py): ``_scan_canonical`` walks the bytes itself and takes every
+  complete command written the one way real clients write them: ``*N`` then N ``$len`` bulks,
+  plain decimal numbers, every line ending in CRLF, within the limits. Compiled, that loop costs
+  about what hiredis's C parser does alone (one XADD: 0.5 against 1.0 us here) and needs no
+  checking afterwards, where trusting hiredis took checks worth three times the parse. It stops
+  at the first command it cannot take whole.
+* Pure Python: ``hiredis.Reader``, whose results are only trusted when every command is a
+  non-empty plain list of ``bytes`` and the wire size computed for them is consistent: the last
+  command must end exactly at the end of the chunk, or, when hiredis is still inside a command,
+  the computed end of the complete ones must land on a ``*``. In pure Python that beats a byte
+  loop 6-18 times.
+
+Whatever a fast path leaves (hiredis errors, inline commands, odd RESP types, limits,
+unauthenticated clients, huge counts that would make hiredis preallocate a huge list, a command
+cut by the end of the read) goes to the strict parser below, which reproduces Redis byte for byte
+and is also what decides every error. A command left incomplete at the end of a chunk is always
+finished by the strict parser, so header limits apply as soon as the header arrives and a big bulk
+is buffered once.
 
 Read granularity
 ----------------
@@ -47,8 +58,8 @@ pieces is not; Redis behaves the same way depending on its 16 KiB reads. When a 
 cross the query buffer limit, the data is replayed in 16 KiB pieces, the size of Redis's reads, so
 a big chunk of small complete commands stays legal.
 
-Known deviation
----------------
+Known deviation (pure-Python build only)
+----------------------------------------
 hiredis turns RESP simple strings (``+x``), big numbers (``(1``) and verbatim strings
 (``=5\r\ntxt:x``) into ``bytes`` and a RESP3 set header (``~N``) into a list, where Redis demands
 ``$`` / ``*``. Chunks containing ``\n+``, ``\n(``, ``\n=`` or ``\n~`` therefore keep hiredis's
@@ -62,11 +73,14 @@ well-formed command in the same read, is accepted instead of failing with ``expe
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any
+from typing import Any, Final
 
 import hiredis
 
-__all__ = ["ProtocolError", "QueryBufferLimitExceeded", "RequestParser"]
+__all__ = ["FAST_PATH", "ProtocolError", "QueryBufferLimitExceeded", "RequestParser"]
+
+# The fast path new parsers take (see "Speed"); tests set it to run both in either build.
+FAST_PATH: str | None = "hiredis" if __file__.endswith(".py") else "scan"
 
 INT_MAX = 2**31 - 1
 PROTO_INLINE_MAX_SIZE = 64 * 1024
@@ -75,8 +89,10 @@ UNAUTH_MAX_MULTIBULK = 10
 UNAUTH_MAX_BULK = 16384
 UNAUTH_QUERY_BUFFER_LIMIT = 1024 * 1024
 
-_STAR = 0x2A
-_DOLLAR = 0x24
+_STAR: Final = 0x2A
+_DOLLAR: Final = 0x24
+_CR: Final = 0x0D
+_LF: Final = 0x0A
 
 # One translate() classifies every byte so that the checks below are plain substring searches:
 # digits -> "0", aggregate headers -> "A" ("~" -> "T"), "+(=" -> "P", LF -> "N", others -> ".".
@@ -272,6 +288,68 @@ def _canonical(cmds: list[list[bytes]]) -> bytes:
     return b"".join(parts)
 
 
+def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_count: int) -> int:
+    """Append buf's complete canonical commands to out, from its start; return where they end.
+
+    Canonical: ``*N\r\n`` with 0 < N <= max_count, then N times ``$L\r\n``, L bytes and CRLF,
+    with L <= max_bulk_len; numbers without sign or leading zero. Redis parses such a command
+    into exactly these arguments, so nothing else needs checking. The scan stops at the first
+    byte that breaks the form (the strict parser then decides what Redis would do) or at the end
+    of the data; it never allocates ahead of the bytes it has seen, whatever N says.
+    Byte by byte on purpose: compiled, indexing and integer arithmetic stay in C, where each
+    bytes.find would be a method call with argument parsing.
+    """
+    n = len(buf)
+    pos = 0
+    done = 0
+    while pos < n:
+        if buf[pos] != _STAR:
+            return done
+        pos += 1
+        count = 0
+        digits = 0
+        while pos < n:
+            c = buf[pos]
+            if c == _CR:
+                break
+            # A leading zero or a tenth digit: not canonical, or beyond any limit.
+            if c < 0x30 or c > 0x39 or digits == 9 or (digits == 1 and count == 0):
+                return done
+            count = count * 10 + (c - 0x30)
+            digits += 1
+            pos += 1
+        if pos + 1 >= n or buf[pos + 1] != _LF or count == 0 or count > max_count:
+            return done
+        pos += 2
+        argv: list[bytes] = []
+        while count:
+            if pos >= n or buf[pos] != _DOLLAR:
+                return done
+            pos += 1
+            size = 0
+            digits = 0
+            while pos < n:
+                c = buf[pos]
+                if c == _CR:
+                    break
+                if c < 0x30 or c > 0x39 or digits == 10 or (digits == 1 and size == 0):
+                    return done
+                size = size * 10 + (c - 0x30)
+                digits += 1
+                pos += 1
+            if digits == 0 or size > max_bulk_len:
+                return done
+            end = pos + 2 + size
+            if end + 2 > n or buf[pos + 1] != _LF or buf[end] != _CR or buf[end + 1] != _LF:
+                return done
+            argv.append(buf[pos + 2:end])
+            pos = end + 2
+            count -= 1
+        out.append(argv)
+        done = pos
+    return done
+
+
 class RequestParser:
     """Incremental Redis request parser; see the module docstring for the contract."""
 
@@ -283,10 +361,17 @@ class RequestParser:
         max_multibulk: int = INT_MAX,
         query_buffer_limit: int = 1024**3,
         authenticated: bool = True,
-        fast_path: bool = True,
+        fast_path: str | None = "default",
     ) -> None:
         self.max_bulk_len = max_bulk_len
-        self.fast_path = fast_path  # False: the strict parser alone (the reference in tests)
+        # "scan", "hiredis", "default" (FAST_PATH), or None: the strict parser alone (the
+        # reference in tests).
+        if fast_path == "default":
+            fast_path = FAST_PATH
+        if fast_path not in ("scan", "hiredis", None):
+            raise ValueError(f"unknown fast path {fast_path!r}")
+        self.fast_path = fast_path
+        self._scan = fast_path == "scan"
         self.max_inline = max_inline
         self.max_multibulk = max_multibulk
         self.query_buffer_limit = query_buffer_limit
@@ -343,8 +428,15 @@ class RequestParser:
 
     def _process(self, data: bytes, out: list[list[bytes]]) -> None:
         while data:
-            if self._reqtype or self._buf or data[0] != _STAR or not self.authenticated or not self.fast_path:
+            if self._reqtype or self._buf or data[0] != _STAR or not self.authenticated or self.fast_path is None:
                 data = self._strict(data, out, handback=self.authenticated)
+            elif self._scan:
+                end = _scan_canonical(data, out, self.max_bulk_len, self.max_multibulk)
+                if end < len(data):
+                    # All of the rest: an odd command handed back and forth one at a time would
+                    # copy the rest of a big read each time.
+                    self._strict(data[end:], out, handback=False)
+                return
             else:
                 data, sticky = self._fast(data, out)
                 if data:

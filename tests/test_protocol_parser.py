@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
+import protocol.parser
 from protocol.parser import (
     ProtocolError,
     QueryBufferLimitExceeded,
@@ -19,6 +20,14 @@ from protocol.parser import (
     split_args,
 )
 from tests.helpers import encode_command as resp
+
+
+@pytest.fixture(autouse=True, params=["scan", "hiredis"])
+def fast_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with each fast path, whichever one this build picks by default."""
+    monkeypatch.setattr(protocol.parser, "FAST_PATH", request.param)
+    assert RequestParser().fast_path == request.param
+    return str(request.param)
 
 
 def feed_all(data: bytes, step: int | None = None, **kw: object) -> tuple[list[list[bytes]], str | None]:
@@ -412,7 +421,7 @@ def test_random_splits_random_commands() -> None:
         assert got == cmds
 
 
-# --- hiredis fast path corner cases ---------------------------------------------------------
+# --- fast path corner cases -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -448,8 +457,8 @@ def test_failed_parser_stays_failed() -> None:
 
 
 def _strict_only(**limits: int) -> RequestParser:
-    """The strict parser alone: the reference the hiredis path must agree with."""
-    return RequestParser(**limits, fast_path=False)
+    """The strict parser alone: the reference the fast paths must agree with."""
+    return RequestParser(**limits, fast_path=None)
 
 
 def test_fast_path_agrees_with_strict_parser_on_garbage() -> None:
@@ -505,3 +514,16 @@ def test_single_command_with_plus_and_equals_bulks() -> None:
     # '+' and '=' as bulk contents (XRANGE s - +, XADD s MAXLEN = 5 ...) are ordinary arguments.
     for argv in ([b"XRANGE", b"s", b"-", b"+"], [b"XADD", b"s", b"MAXLEN", b"=", b"5", b"*", b"f", b"=v"]):
         assert RequestParser().feed(resp(*argv)) == ([argv], None)
+
+
+def test_odd_but_valid_commands_between_canonical_ones() -> None:
+    # Redis never looks at the two bytes after a bulk nor at the byte after a header's CR: such
+    # commands, amid canonical ones in one read, parse as they do in Redis, and so does the rest.
+    data = (resp(b"PING") + b"*2\r\n$4\r\nECHO\r\n$2\r\nhiXY" + b"*1\rX$4\r\nPING\r\n"
+            + resp(b"GET", b"k") + b"*1\r\n$004\r\nPING\r\n")
+    expected = [[b"PING"], [b"ECHO", b"hi"], [b"PING"], [b"GET", b"k"]]
+    cmds, err = RequestParser().feed(data)
+    assert (cmds, str(err)) == (expected, "ERR Protocol error: invalid bulk length")
+    strict_cmds, strict_err = _strict_only().feed(data)
+    assert strict_err is not None and err is not None
+    assert (strict_cmds, strict_err.reply) == (cmds, err.reply)
