@@ -50,9 +50,19 @@ def _put_len(buf: bytearray, n: int) -> None:
 
 def _put_entry(data: bytearray, fields: Sequence[bytes], names: tuple[bytes, ...]) -> None:
     # An entry with its node's field names (the master entry's) stores 0 and its values only.
-    if len(fields) == 2 * len(names) and tuple(fields[0::2]) == names:
+    # Index loops, not slices: compiled, a slice of a Sequence is a new list (and tuple) to
+    # compare, where indexing is one call per name.
+    count = len(fields)
+    same = count == 2 * len(names)
+    if same:
+        for i in range(0, count, 2):
+            if fields[i] != names[i >> 1]:
+                same = False
+                break
+    if same:
         data.append(0)
-        for v in fields[1::2]:
+        for i in range(1, count, 2):
+            v = fields[i]
             n = len(v)
             if n < 0x80:
                 data.append(n)
@@ -60,7 +70,7 @@ def _put_entry(data: bytearray, fields: Sequence[bytes], names: tuple[bytes, ...
                 _put_len(data, n)
             data += v
     else:
-        _put_len(data, len(fields) // 2)
+        _put_len(data, count // 2)
         for x in fields:
             _put_len(data, len(x))
             data += x
@@ -82,7 +92,7 @@ def _get_len_slow(data: bytes | bytearray, p: int) -> tuple[int, int]:
 class Node:
     """One macro node. Entry `i` has ID ((ms0 + msd[i]) << 64) | seq[i]."""
 
-    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes", "memo")
+    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes", "per", "memo")
 
     def __init__(self, ms0: int, fields: tuple[bytes, ...]) -> None:
         self.ms0 = ms0
@@ -94,6 +104,9 @@ class Node:
         self.dead: bytearray | None = None
         self.live = 0
         self.fbytes = sum(len(f) + 1 for f in fields) + 4  # rough master-entry size
+        # Array bytes per entry (msd + seq + offs item sizes), kept as the arrays widen: XADD's
+        # node-size test reads it on every entry, and an array's itemsize is a generic lookup.
+        self.per = 10
         # A reader's cache of this node's entries in its own format (server/entry_cache.py).
         # Storage never looks at it, and never has to invalidate it: an entry does not change
         # once appended (XDEL and trimming only hide it, or drop the node with its memo).
@@ -113,6 +126,7 @@ class Node:
         new.dead = None if self.dead is None else bytearray(self.dead)
         new.live = self.live
         new.fbytes = self.fbytes
+        new.per = self.per
         return new
 
     def nbytes(self) -> int:
@@ -120,27 +134,18 @@ class Node:
         return (
             len(self.data)
             + self.fbytes
-            + len(self.msd) * (self.msd.itemsize + self.seq.itemsize + self.offs.itemsize)
+            + len(self.msd) * self.per
         )
 
     # --- building ---------------------------------------------------------------------------
 
     def append(self, eid: int, fields: Sequence[bytes]) -> None:
-        ms = eid >> 64
+        d = (eid >> 64) - self.ms0
         seq = eid & _U64
-        d = ms - self.ms0
-        if d > _U32 and self.msd.typecode == "I":
-            self.msd = array("Q", self.msd)
-        if seq > _U32 and self.seq.typecode == "I":
-            self.seq = array("Q", self.seq)
         data = self.data
-        if type(data) is not bytearray:
-            # A sealed node became the tail again (the tail node was freed by XDEL) and the
-            # limits now allow more entries in it: reopen it, as Redis appends to that listpack.
-            data = self.data = bytearray(data)
         off = len(data)
-        if off > 0xFFFF and self.offs.typecode == "H":
-            self.offs = array("I", self.offs)
+        if d > _U32 or seq > _U32 or off > 0xFFFF or type(data) is not bytearray:
+            data = self._make_room(d, seq, off)
         self.msd.append(d)
         self.seq.append(seq)
         self.offs.append(off)
@@ -148,6 +153,24 @@ class Node:
         if self.dead is not None and len(self.dead) * 8 < len(self.msd):
             self.dead.append(0)
         self.live += 1
+
+    def _make_room(self, d: int, seq: int, off: int) -> bytearray:
+        """Widen the arrays a value does not fit, and reopen sealed data; the data to append to."""
+        if d > _U32 and self.msd.typecode == "I":
+            self.msd = array("Q", self.msd)
+            self.per += 4
+        if seq > _U32 and self.seq.typecode == "I":
+            self.seq = array("Q", self.seq)
+            self.per += 4
+        if off > 0xFFFF and self.offs.typecode == "H":
+            self.offs = array("I", self.offs)
+            self.per += 2
+        data = self.data
+        if type(data) is not bytearray:
+            # A sealed node became the tail again (the tail node was freed by XDEL) and the
+            # limits now allow more entries in it: reopen it, as Redis appends to that listpack.
+            data = self.data = bytearray(data)
+        return data
 
     def fill(
         self, eids: list[int], entries: list[Sequence[bytes]], sizes: list[int], start: int,
@@ -161,7 +184,7 @@ class Node:
         msd = self.msd
         seq = self.seq
         offs = self.offs
-        per = msd.itemsize + seq.itemsize + offs.itemsize
+        per = self.per
         max_d = _U32 if msd.typecode == "I" else _U64
         max_seq = _U32 if seq.typecode == "I" else _U64
         max_off = 0xFFFF if offs.typecode == "H" else _U32
@@ -360,8 +383,7 @@ class EntryStore:
             n = len(msd)
             max_entries = self.node_max_entries
             if (max_entries and n >= max_entries) or (
-                len(node.data) + node.fbytes + n * (msd.itemsize + node.seq.itemsize + node.offs.itemsize)
-                + size >= max_bytes
+                len(node.data) + node.fbytes + n * node.per + size >= max_bytes
             ):
                 node.seal()
                 node = None

@@ -228,7 +228,7 @@ def xgroup_help(client: Client, argv: list[bytes]) -> Any:
          key_specs=_key_spec(("RW", "UPDATE")), arguments=(
              _KEY, _GROUP, {"name": "ID", "type": "string", "multiple": True}))
 def xack(client: Client, argv: list[bytes]) -> Any:
-    s = client.db.get_typed(argv[1], Stream)
+    s: Stream | None = client.db.get_typed(argv[1], Stream)
     if s is None:
         return 0
     g = s.groups.get(argv[2])

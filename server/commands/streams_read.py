@@ -252,7 +252,7 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     after: list[Any] = []
     values: list[Stream | None] = []
     for key, arg in zip(keys, argv[streams_at + n:], strict=True):
-        s = db.get_typed(key, Stream)
+        s: Stream | None = db.get_typed(key, Stream)
         spec = parse_read_id(arg, group=False)
         if type(spec) is not int:
             spec = 0 if s is None else s.resolve_read_id(spec)

@@ -21,7 +21,7 @@ from server.commands.stream_common import SYNTAX_ERROR, runs_reply
 from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
 from server.keyspace import now_ms
-from streams import NEW, Stream, format_id, nogroup_xreadgroup, parse_read_id
+from streams import NEW, ConsumerGroup, Stream, format_id, nogroup_xreadgroup, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -36,11 +36,11 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
           consumer: bytes, count: int | None, noack: bool) -> list[tuple[bytes, Any]]:
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
     history reads always appear in the reply, `>` reads only when they deliver something."""
-    targets = []
+    targets: list[tuple[bytes, Stream, ConsumerGroup, Any]] = []
     for key, arg in zip(keys, id_args, strict=True):
-        s = db.get_typed(key, Stream)
+        s: Stream | None = db.get_typed(key, Stream)
         g = None if s is None else s.groups.get(group)
-        if g is None:
+        if s is None or g is None:
             raise nogroup_xreadgroup(key, group)
         targets.append((key, s, g, NEW if arg == b">" else parse_read_id(arg, group=True)))
     now = now_ms()

@@ -188,9 +188,9 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         return _XADD_ZERO  # before the lookup, so that no empty key is ever created
     key = argv[1]
     db = client.db
-    s = db.get_typed(key, Stream)
+    s: Stream | None = db.get_typed(key, Stream)  # typed: compiled calls go direct
     created = s is None
-    if created:
+    if s is None:
         if args.nomkstream:
             return None
         s = new_stream(client)
