@@ -28,12 +28,15 @@ if TYPE_CHECKING:
 Entry = tuple[int, list[bytes]]
 Run = tuple["Node", int, int]  # entries i..j-1 of a storage node (EntryStore.runs)
 class PendingEntry:
-    """A delivered, not yet acknowledged entry (Redis's streamNACK)."""
+    """A delivered, not yet acknowledged entry (Redis's streamNACK).
 
-    __slots__ = ("id", "consumer", "delivery_time", "delivery_count")
+    Its ID is the key it is held under in both PELs, and not kept here too: a million pending
+    entries are a million of these, and a fourth slot would take each from 64 to 80 bytes.
+    """
 
-    def __init__(self, eid: int, consumer: Consumer, delivery_time: int, delivery_count: int = 1) -> None:
-        self.id = eid
+    __slots__ = ("consumer", "delivery_time", "delivery_count")
+
+    def __init__(self, consumer: Consumer, delivery_time: int, delivery_count: int = 1) -> None:
         self.consumer = consumer
         self.delivery_time = delivery_time
         self.delivery_count = delivery_count
@@ -82,7 +85,7 @@ class ConsumerGroup:
             nc = new.consumers[name] = Consumer(name, c.seen_time)
             nc.active_time = c.active_time
             for eid, pe in c.pel.items():
-                nc.pel[eid] = copies[eid] = PendingEntry(eid, nc, pe.delivery_time, pe.delivery_count)
+                nc.pel[eid] = copies[eid] = PendingEntry(nc, pe.delivery_time, pe.delivery_count)
         for eid in self.pel:
             new.pel[eid] = copies[eid]
         return new
@@ -181,7 +184,7 @@ class ConsumerGroup:
             if last is None or out[0] > last:
                 # The usual case: nothing delivered is pending yet, and it all goes after
                 # what is (the consumer's PEL is part of the group's).
-                pes = [PendingEntry(eid, consumer, now_ms, 1) for eid in out]
+                pes = [PendingEntry(consumer, now_ms, 1) for _ in out]
                 pel.extend_new(out, pes)
                 cpel.extend_new(out, pes)
                 consumer.active_time = now_ms
@@ -189,7 +192,7 @@ class ConsumerGroup:
             for eid in out:
                 pe = pel.get(eid)
                 if pe is None:
-                    pel[eid] = cpel[eid] = PendingEntry(eid, consumer, now_ms)
+                    pel[eid] = cpel[eid] = PendingEntry(consumer, now_ms)
                     continue
                 # Already pending (possible after SETID): re-assigned, delivery count reset.
                 pe.consumer.pel.pop(eid, None)
@@ -236,10 +239,13 @@ class ConsumerGroup:
             # entries it owns, so popping every ID from the first owner's takes just its share.
             owner = acked[0].consumer
             if len(owner.pel.pop_many(ids)) != len(acked):
+                # Others' entries too: each other owner's PEL gives up the IDs it holds.
+                done = [owner]
                 for pe in acked:
                     c = pe.consumer
-                    if c is not owner:
-                        c.pel.pop(pe.id, None)
+                    if all(c is not d for d in done):
+                        done.append(c)
+                        c.pel.pop_many(ids)
         return len(acked)
 
     def pending_summary(self) -> tuple[int, int | None, int | None, list[tuple[bytes, int]]]:
@@ -291,9 +297,9 @@ class ConsumerGroup:
 
     # --- XCLAIM / XAUTOCLAIM ---------------------------------------------------------------
 
-    def _drop(self, pe: PendingEntry) -> None:
-        del self.pel[pe.id]
-        pe.consumer.pel.pop(pe.id, None)
+    def _drop(self, eid: int) -> None:
+        pe = self.pel.pop(eid)
+        pe.consumer.pel.pop(eid, None)
 
     def claim(
         self,
@@ -331,14 +337,14 @@ class ConsumerGroup:
             fields = stream.get(eid)
             if fields is None:
                 if pe is not None:
-                    self._drop(pe)
+                    self._drop(eid)
                 continue
             if pe is None:
                 if not force:
                     continue
                 # Created pending for `consumer` at once: no idle time to respect, no previous
                 # owner to take it from (Redis creates it ownerless and assigns it below).
-                pe = pel[eid] = consumer.pel[eid] = PendingEntry(eid, consumer, now_ms)
+                pe = pel[eid] = consumer.pel[eid] = PendingEntry(consumer, now_ms)
             elif min_idle and now_ms - pe.delivery_time < min_idle:
                 continue
             elif pe.consumer is not consumer:
@@ -405,7 +411,7 @@ class ConsumerGroup:
             count -= 1
             consumer.active_time = now_ms
         for eid in deleted:
-            self._drop(pel[eid])
+            self._drop(eid)
         return cursor, claimed, deleted
 
     # --- XINFO -----------------------------------------------------------------------------
@@ -445,8 +451,8 @@ class ConsumerGroup:
 
     def info_full(self, stream: Stream, count: int) -> dict[str, Any]:
         """The group part of XINFO STREAM FULL; count 0 = all PEL rows."""
-        def head(pel: PendingList) -> list[PendingEntry]:
-            return list(islice(pel.values(), count or None))
+        def head(pel: PendingList) -> list[tuple[int, PendingEntry]]:
+            return list(islice(pel.items(), count or None))
 
         return {
             "name": self.name,
@@ -455,7 +461,7 @@ class ConsumerGroup:
             "lag": self.lag(stream),
             "pel-count": len(self.pel),
             "pending": [
-                (pe.id, pe.consumer.name, pe.delivery_time, pe.delivery_count) for pe in head(self.pel)
+                (eid, pe.consumer.name, pe.delivery_time, pe.delivery_count) for eid, pe in head(self.pel)
             ],
             "consumers": [
                 {
@@ -463,7 +469,7 @@ class ConsumerGroup:
                     "seen-time": c.seen_time,
                     "active-time": c.active_time,
                     "pel-count": len(c.pel),
-                    "pending": [(pe.id, pe.delivery_time, pe.delivery_count) for pe in head(c.pel)],
+                    "pending": [(eid, pe.delivery_time, pe.delivery_count) for eid, pe in head(c.pel)],
                 }
                 for c in self.consumers.values()
             ],
