@@ -406,7 +406,8 @@ class RequestParser:
         ):
             return self._feed_in_reads(data, out)
         if data:
-            self._process(bytes(data), out)
+            # bytes() of a bytes object is the object itself, but still a constructor call.
+            self._process(data if type(data) is bytes else bytes(data), out)
         return out, self.error
 
     def _feed_in_reads(

@@ -72,7 +72,8 @@ class BlockingManager:
 
     def signal_ready(self, db: int, key: bytes) -> None:
         """Called by the keyspace on writes and deletions; cheap when nobody waits on the key."""
-        if (db, key) not in self.waiters:
+        waiters = self.waiters
+        if not waiters or (db, key) not in waiters:
             return
         self.ready[(db, key)] = None
         if not self._scheduled:
