@@ -288,6 +288,23 @@ def _canonical(cmds: list[list[bytes]]) -> bytes:
     return b"".join(parts)
 
 
+def _decimal(buf: bytes, pos: int, max_digits: int) -> tuple[int, int]:
+    """The plain decimal number at buf[pos:] (no sign, no leading zero, at most max_digits) and
+    the position of the CR that ends it; value -1 when there is none (yet)."""
+    n = len(buf)
+    start = pos
+    value = 0
+    while pos < n:
+        c = buf[pos]
+        if c == _CR:
+            return (value if pos > start else -1), pos
+        if c < 0x30 or c > 0x39 or pos - start == max_digits or (value == 0 and pos > start):
+            return -1, pos
+        value = value * 10 + (c - 0x30)
+        pos += 1
+    return -1, pos
+
+
 def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_count: int) -> int:
     """Append buf's complete canonical commands to out, from its start; return where they end.
 
@@ -305,39 +322,17 @@ def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_c
     while pos < n:
         if buf[pos] != _STAR:
             return done
-        pos += 1
-        count = 0
-        digits = 0
-        while pos < n:
-            c = buf[pos]
-            if c == _CR:
-                break
-            # A leading zero or a tenth digit: not canonical, or beyond any limit.
-            if c < 0x30 or c > 0x39 or digits == 9 or (digits == 1 and count == 0):
-                return done
-            count = count * 10 + (c - 0x30)
-            digits += 1
-            pos += 1
-        if pos + 1 >= n or buf[pos + 1] != _LF or count == 0 or count > max_count:
+        # Nine digits at most: more is beyond any multibulk limit.
+        count, pos = _decimal(buf, pos + 1, 9)
+        if count <= 0 or count > max_count or pos + 1 >= n or buf[pos + 1] != _LF:
             return done
         pos += 2
         argv: list[bytes] = []
         while count:
             if pos >= n or buf[pos] != _DOLLAR:
                 return done
-            pos += 1
-            size = 0
-            digits = 0
-            while pos < n:
-                c = buf[pos]
-                if c == _CR:
-                    break
-                if c < 0x30 or c > 0x39 or digits == 10 or (digits == 1 and size == 0):
-                    return done
-                size = size * 10 + (c - 0x30)
-                digits += 1
-                pos += 1
-            if digits == 0 or size > max_bulk_len:
+            size, pos = _decimal(buf, pos + 1, 10)
+            if size < 0 or size > max_bulk_len:
                 return done
             end = pos + 2 + size
             if end + 2 > n or buf[pos + 1] != _LF or buf[end] != _CR or buf[end + 1] != _LF:
@@ -348,7 +343,6 @@ def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_c
         out.append(argv)
         done = pos
     return done
-
 
 class RequestParser:
     """Incremental Redis request parser; see the module docstring for the contract."""
