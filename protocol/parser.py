@@ -77,6 +77,8 @@ from typing import Any, Final
 
 import hiredis
 
+from protocol.numbers import string2ll
+
 __all__ = ["FAST_PATH", "ProtocolError", "QueryBufferLimitExceeded", "RequestParser"]
 
 # The fast path new parsers take (see "Speed"); tests set it to run both in either build.
@@ -110,9 +112,6 @@ _CLASSES = bytes(
     for b in range(256)
 )
 
-# Header numbers are nearly always small: a dict hit replaces the full string2ll check.
-_SMALL_INTS = {b"%d" % i: i for i in range(-1, 100_000)}
-
 _LIST_TYPE = {list}
 
 
@@ -132,22 +131,6 @@ class QueryBufferLimitExceeded(Exception):
     def __init__(self, commands: list[list[bytes]] | None = None) -> None:
         super().__init__("client reached max query buffer length")
         self.commands: list[list[bytes]] = commands if commands is not None else []
-
-
-def _string2ll(s: bytes) -> int | None:
-    """Redis's strict integer syntax: no sign but '-', no leading zeros, no spaces, < 21 chars."""
-    n = len(s)
-    if n == 0 or n >= 21:
-        return None
-    if s == b"0":
-        return 0
-    body = s[1:] if s[0] == 0x2D else s  # '-'
-    if not body or not (0x31 <= body[0] <= 0x39) or not body.isdigit():
-        return None
-    v = int(body)
-    if s[0] == 0x2D:
-        return -v if v <= 2**63 else None
-    return v if v < 2**63 else None
 
 
 # Blank skipping uses C isspace(); a token, though, only ends at these four bytes (and NUL),
@@ -584,7 +567,7 @@ class RequestParser:
         if self._multibulklen == 0:
             pos = self._pos
             newline = find(b"\r", pos)
-            ll = _SMALL_INTS.get(bytes(buf[pos + 1:newline])) if newline != -1 else None
+            ll = string2ll(bytes(buf[pos + 1:newline])) if newline != -1 else None
             if ll is None:
                 # Only the slow path cares about NUL: a valid number cannot contain one.
                 newline = _find(buf, b"\r", pos)
@@ -595,7 +578,7 @@ class RequestParser:
                 # Redis only needs one more byte after '\r' and never looks at it.
                 if newline + 2 > n:
                     return False
-                ll = _string2ll(bytes(buf[pos + 1:newline]))
+                ll = string2ll(bytes(buf[pos + 1:newline]))
                 if ll is None or ll > self.max_multibulk:
                     self._fail(b"invalid multibulk length")
                     return False
@@ -621,7 +604,7 @@ class RequestParser:
                 if bulklen == -1:
                     newline = find(b"\r", pos)
                     ll = (
-                        _SMALL_INTS.get(bytes(buf[pos + 1:newline]))
+                        string2ll(bytes(buf[pos + 1:newline]))
                         if newline != -1 and buf[pos] == _DOLLAR
                         else None
                     )
@@ -671,7 +654,7 @@ class RequestParser:
         if buf[pos] != _DOLLAR:
             self._fail(b"expected '$', got '" + bytes(buf[pos:pos + 1]) + b"'")
             return None
-        ll = _string2ll(bytes(buf[pos + 1:newline]))
+        ll = string2ll(bytes(buf[pos + 1:newline]))
         if ll is None or ll < 0:
             self._fail(b"invalid bulk length")
             return None

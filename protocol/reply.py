@@ -6,7 +6,7 @@ through the Python type of the value, never inferred from its content:
 
     bytes / str      bulk string            int          integer
     None             null (bulk in RESP2)   NULL_ARRAY   null (array in RESP2)
-    list / tuple     array                  dict / Map   map (flat array in RESP2)
+    list / tuple     array                  dict         map (flat array in RESP2)
     SetReply         set (array in RESP2)   float        double (bulk string in RESP2)
     bool             boolean (integer 1/0 in RESP2)
     SimpleString     simple string          ErrorReply   error
@@ -50,12 +50,6 @@ class _NullArray:
 
 
 NULL_ARRAY = _NullArray()
-
-
-class Map(dict):
-    """An explicit map; a plain dict is a map too. Exists so that intent reads clearly."""
-
-    __slots__ = ()
 
 
 class SetReply(list):

@@ -19,7 +19,8 @@ from server.config import Config, ConfigValueError
 from server.log import NOTICE, set_level, setup_logging
 from server.native import REBUILD_HINT, build_name, stale_modules
 from server.persistence.loader import AofLoadError
-from server.server import RIVULET_VERSION, VERSION, Server
+from server.server import Server
+from server.version import REDIS_VERSION, RIVULET_VERSION
 
 
 class UsageError(Exception):
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         print(usage(Config()))
         return 0
     if "--version" in argv or (argv and argv[0] == "-v"):
-        print(f"Rivulet server v={RIVULET_VERSION} (Redis {VERSION} compatible) build={build_name()}")
+        print(f"Rivulet server v={RIVULET_VERSION} (Redis {REDIS_VERSION} compatible) build={build_name()}")
         return 0
     try:
         config = build_config(argv)
@@ -153,7 +154,7 @@ async def _run(config: Config, log: logging.Logger) -> int:
     gc.freeze()
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
     log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "
-            "dir=%s appendonly=%s appendfsync=%s loop=%s build=%s", RIVULET_VERSION, VERSION,
+            "dir=%s appendonly=%s appendfsync=%s loop=%s build=%s", RIVULET_VERSION, REDIS_VERSION,
             os.getpid(), server.port, ",".join(config["bind"]), config.config_file or "none",
             os.path.abspath(data_dir), "yes" if config["appendonly"] else "no",
             config["appendfsync"], loop_name, build_name())

@@ -60,10 +60,6 @@ class Command:
     failed_calls: int = 0
 
     @property
-    def display_name(self) -> str:
-        return self.name
-
-    @property
     def acl_categories(self) -> list[str]:
         cats: list[str] = []
         if "write" in self.flags:
@@ -81,17 +77,26 @@ class Command:
         cats += [c for c in self.extra_acl if c not in cats]
         return cats
 
-    def key_positions(self, argv: list[bytes]) -> list[int]:
-        """Indexes of the key arguments in argv (COMMAND GETKEYS, WATCH-like checks)."""
-        if self.key_finder is not None:
-            return self.key_finder(argv)
-        if self.first_key <= 0:
-            return []
-        last = self.last_key if self.last_key >= 0 else len(argv) + self.last_key
-        return list(range(self.first_key, min(last, len(argv) - 1) + 1, max(self.step, 1)))
-
 
 COMMANDS: dict[bytes, Command] = {}
+
+
+def key_spec(flags: tuple[str, ...], pos: int = 1, *, last: int = 0, step: int = 1,
+             limit: int = 0, notes: str = "") -> tuple[dict, ...]:
+    """One key spec in the format of Redis's src/commands/*.json: the keys found at a fixed
+    index (`pos`), through `last` (relative: 0 is the key itself, -1 the last argument)."""
+    spec: dict[str, Any] = {"flags": flags, "begin_search": {"index": {"pos": pos}},
+                            "find_keys": {"range": {"lastkey": last, "step": step, "limit": limit}}}
+    if notes:
+        spec["notes"] = notes
+    return (spec,)
+
+
+def streams_key_spec(startfrom: int) -> tuple[dict, ...]:
+    """The key spec of XREAD / XREADGROUP: the first half of what follows STREAMS."""
+    return ({"flags": ("RO", "ACCESS"),
+             "begin_search": {"keyword": {"keyword": "STREAMS", "startfrom": startfrom}},
+             "find_keys": {"range": {"lastkey": -1, "step": 1, "limit": 2}}},)
 
 # Called with the Server once it is built: lets command families subscribe to config changes.
 STARTUP_HOOKS: list[Callable[[Any], None]] = []
@@ -181,10 +186,6 @@ def add_command(name: str, arity: int, flags: str, *, handler: Handler | None, k
     else:
         COMMANDS[name.encode()] = cmd
     return cmd
-
-
-def all_commands() -> list[Command]:
-    return list(COMMANDS.values())
 
 
 def load_handlers() -> None:

@@ -7,11 +7,11 @@ the code that uses them.
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from protocol.numbers import string2ll
 
 _MEMORY_UNITS = {
     "": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2, "g": 1000**3, "gb": 1024**3,
@@ -31,15 +31,10 @@ def parse_memory(text: str) -> int:
     return int(digits) * _MEMORY_UNITS[unit]
 
 
-_LONG_LONG = re.compile(r"-?(0|[1-9][0-9]*)\Z")
-
-
 def parse_long_long(text: str) -> int:
-    """Redis's strict integer syntax (string2ll): no spaces, no '+', no leading zeros, 64-bit."""
-    if not _LONG_LONG.match(text) or text == "-0":
-        raise ConfigValueError("argument couldn't be parsed into an integer")
-    value = int(text)
-    if not -(2**63) <= value < 2**63:
+    """An integer parameter's value, in Redis's integer syntax (string2ll)."""
+    value = string2ll(text.encode())
+    if value is None:
         raise ConfigValueError("argument couldn't be parsed into an integer")
     return value
 
@@ -266,13 +261,3 @@ class Config:
         if param.name == "client-output-buffer-limit":
             return _render_output_limits(value)
         return param.render(value)
-
-    def matching(self, pattern: str) -> list[tuple[str, str]]:
-        """Parameters whose name (or alias) matches a glob, as CONFIG GET returns them."""
-        pattern = pattern.lower()
-        found: list[tuple[str, str]] = []
-        for name, param in self.params.items():
-            if fnmatch.fnmatchcase(name, pattern):
-                target = self.params[param.alias] if param.alias else param
-                found.append((name, self.render(target.name)))
-        return found

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.command_table import COMMANDS, Command
+from server.version import REDIS_VERSION, RIVULET_VERSION
 
 if TYPE_CHECKING:
     from server.server import Server
@@ -115,7 +116,7 @@ def section_server(server: Server) -> str:
     loop = type(server.loop).__module__.split(".")[0] if server.loop is not None else "asyncio"
     hz = server.config["hz"]
     pairs: list[tuple[str, object]] = [
-        ("redis_version", _version()),
+        ("redis_version", REDIS_VERSION),
         ("redis_git_sha1", "00000000"),
         ("redis_git_dirty", 0),
         ("redis_build_id", "0"),
@@ -139,20 +140,10 @@ def section_server(server: Server) -> str:
         ("executable", os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""),
         ("config_file", server.config.config_file or ""),
         ("io_threads_active", 0),
-        ("rivulet_version", _rivulet_version()),
+        ("rivulet_version", RIVULET_VERSION),
     ]
     binds = "".join(f",bind={addr}" for addr in server.config["bind"])
     return "# Server\r\n" + _lines(pairs) + f"listener0:name=tcp{binds},port={server.port}\r\n"
-
-
-def _version() -> str:
-    from server.server import VERSION
-    return VERSION
-
-
-def _rivulet_version() -> str:
-    from server.server import RIVULET_VERSION
-    return RIVULET_VERSION
 
 
 def section_clients(server: Server) -> str:

@@ -72,9 +72,6 @@ class Database:
     def exists(self, key: bytes) -> bool:
         return self.get(key) is not None
 
-    def ttl_ms(self, key: bytes) -> int | None:
-        return self.expires.get(key)
-
     def keys(self) -> Iterator[bytes]:
         """Live keys (expired ones are skipped, not deleted: iteration must not mutate)."""
         if not self.expires:
@@ -205,13 +202,6 @@ class Keyspace:
         if clients:
             for client in clients:
                 client.watch_dirty = True
-
-    def touch_all_watched(self, db: int | None = None) -> None:
-        """FLUSHDB/FLUSHALL/SWAPDB: every watcher of an affected database is invalidated."""
-        for (wdb, _key), clients in self.watchers.items():
-            if db is None or wdb == db:
-                for client in clients:
-                    client.watch_dirty = True
 
     # --- active expiry ---------------------------------------------------------------------
 

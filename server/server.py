@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rivulet")
 
-VERSION = "7.4.0"  # the Redis behaviour we implement; clients branch on it
-RIVULET_VERSION = "0.1.0"
-
 
 class Server:
     def __init__(self, config: Config) -> None:

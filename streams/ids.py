@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from protocol.numbers import string2ll
+
 from .errors import (
     INVALID_END,
     INVALID_ID,
@@ -71,27 +73,15 @@ def decr_id(i: int) -> int | None:
     return None if i <= 0 else i - 1
 
 
-def _string2ll_ok(s: bytes) -> bool:
-    # Redis's strict string2ll: optional '-', no leading zeros (except "0"), digits only.
-    body = s[1:] if s[:1] == b"-" else s
-    if not body or not body.isdigit() or not body.isascii():
-        return False
-    if body == b"0":
-        return s == b"0"  # "-0" is rejected by string2ll
-    return body[0] != 0x30
-
-
 def _string2ull(s: bytes) -> int | None:
     """Redis's string2ull: string2ll first (refusing negatives), then C strtoull's leniency.
 
     strtoull accepts leading blanks, a sign (a '-' negates modulo 2**64) and leading zeros, which is
     why Redis accepts e.g. "+5", "007" or "-0" as stream ID parts; overflow is rejected.
     """
-    if _string2ll_ok(s):
-        v = int(s)
-        if -(1 << 63) <= v <= (1 << 63) - 1:
-            return None if v < 0 else v
-        # Out of long long range: string2ll fails and strtoull decides below.
+    v = string2ll(s)
+    if v is not None:
+        return None if v < 0 else v
     t = s.lstrip(_C_SPACE)
     neg = False
     if t[:1] in (b"+", b"-"):

@@ -5,28 +5,15 @@ from __future__ import annotations
 import hmac
 from typing import TYPE_CHECKING, Any
 
+from protocol.numbers import parse_int
 from protocol.reply import OK, PONG, ErrorReply, SimpleString
 from server.command_table import command
-from server.server import VERSION
+from server.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from server.connection import Client
 
 WRONGPASS = ErrorReply("WRONGPASS invalid username-password pair or user is disabled.")
-_NOT_INT = ErrorReply("ERR value is not an integer or out of range")
-
-
-def parse_int(arg: bytes, error: ErrorReply = _NOT_INT) -> int:
-    """Redis's strict integer parsing (string2ll): no spaces, no '+', no leading zeros."""
-    if not arg or len(arg) > 20:
-        raise error
-    body = arg[1:] if arg[:1] == b"-" else arg
-    if not body.isdigit() or (body[:1] == b"0" and (len(body) > 1 or arg[:1] == b"-")):
-        raise error
-    value = int(arg)
-    if not -(2**63) <= value < 2**63:
-        raise error
-    return value
 
 
 @command("ping", -1, "fast", group="connection", since="1.0.0",
@@ -154,7 +141,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
     client.resp3 = version == 3
     return {
         b"server": b"redis",
-        b"version": VERSION.encode(),
+        b"version": REDIS_VERSION.encode(),
         b"proto": version,
         b"id": client.id,
         b"mode": b"standalone",

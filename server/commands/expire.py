@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
 from server.command_table import command
-from server.commands.connection import parse_int
 from server.keyspace import now_ms
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ from array import array
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
+from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, SimpleString
 from server.command_table import command
-from server.commands.connection import parse_int
 from server.glob import compile_glob
 from server.keyspace import TYPE_NAMES, Database, type_name
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
-from server.command_table import command, container
+from server.command_table import command, container, key_spec
 from server.commands.admin import help_reply, subcommand_syntax_error
-from server.commands.connection import parse_int
 from server.commands.stream_common import SYNTAX_ERROR, entries_reply, get_stream, new_stream
 from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
 from server.keyspace import now_ms
@@ -50,11 +50,6 @@ _XAUTOCLAIM_MIN_IDLE = ErrorReply("ERR Invalid min-idle-time argument for XAUTOC
 _XAUTOCLAIM_COUNT = ErrorReply("ERR COUNT must be > 0")
 # COUNT's upper bound in XAUTOCLAIM: LONG_MAX / max(sizeof(streamID), attempts factor 10).
 _XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
-
-
-def _key_spec(flags: tuple[str, ...], pos: int = 1) -> tuple[dict, ...]:
-    return ({"flags": flags, "begin_search": {"index": {"pos": pos}},
-             "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},)
 
 
 _KEY = {"name": "key", "type": "key", "key_spec_index": 0}
@@ -112,7 +107,7 @@ def _xgroup_prepare(client: Client, argv: list[bytes], *, create: bool = False, 
 
 
 @command("xgroup|create", -5, "write denyoom", group="stream", since="5.0.0",
-         summary="Creates a consumer group.", key_specs=_key_spec(("RW", "INSERT"), 2),
+         summary="Creates a consumer group.", key_specs=key_spec(("RW", "INSERT"), 2),
          keys=(2, 2, 1), history=(("7.0.0", "Added the `entries_read` named argument."),),
          arguments=(_KEY, _GROUP, _ID_SELECTOR,
                     {"token": "MKSTREAM", "name": "mkstream", "type": "pure-token", "optional": True},
@@ -138,7 +133,7 @@ def xgroup_create(client: Client, argv: list[bytes]) -> Any:
 
 @command("xgroup|setid", -5, "write", group="stream", since="5.0.0",
          summary="Sets the last-delivered ID of a consumer group.",
-         key_specs=_key_spec(("RW", "UPDATE"), 2), keys=(2, 2, 1),
+         key_specs=key_spec(("RW", "UPDATE"), 2), keys=(2, 2, 1),
          history=(("7.0.0", "Added the optional `entries_read` argument."),),
          arguments=(_KEY, _GROUP, _ID_SELECTOR, _ENTRIESREAD))
 def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
@@ -157,7 +152,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
 @command("xgroup|destroy", 4, "write", group="stream", since="5.0.0",
          summary="Destroys a consumer group.",
          complexity="O(N) where N is the number of entries in the group's pending entries list (PEL).",
-         key_specs=_key_spec(("RW", "DELETE"), 2), keys=(2, 2, 1), arguments=(_KEY, _GROUP))
+         key_specs=key_spec(("RW", "DELETE"), 2), keys=(2, 2, 1), arguments=(_KEY, _GROUP))
 def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
     s, _g, _mk, _er = _xgroup_prepare(client, argv)
     assert s is not None
@@ -171,7 +166,7 @@ def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
 
 @command("xgroup|createconsumer", 5, "write denyoom", group="stream", since="6.2.0",
          summary="Creates a consumer in a consumer group.",
-         key_specs=_key_spec(("RW", "INSERT"), 2), keys=(2, 2, 1),
+         key_specs=key_spec(("RW", "INSERT"), 2), keys=(2, 2, 1),
          arguments=(_KEY, _GROUP, _CONSUMER))
 def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
     _s, g, _mk, _er = _xgroup_prepare(client, argv, need_group=True)
@@ -184,7 +179,7 @@ def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
 
 @command("xgroup|delconsumer", 5, "write", group="stream", since="5.0.0",
          summary="Deletes a consumer from a consumer group.",
-         key_specs=_key_spec(("RW", "DELETE"), 2), keys=(2, 2, 1),
+         key_specs=key_spec(("RW", "DELETE"), 2), keys=(2, 2, 1),
          arguments=(_KEY, _GROUP, _CONSUMER))
 def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
     _s, g, _mk, _er = _xgroup_prepare(client, argv, need_group=True)
@@ -225,7 +220,7 @@ def xgroup_help(client: Client, argv: list[bytes]) -> Any:
 @command("xack", -4, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
          summary="Returns the number of messages that were successfully acknowledged by the "
          "consumer group member of a stream.", complexity="O(1) for each message ID processed.",
-         key_specs=_key_spec(("RW", "UPDATE")), arguments=(
+         key_specs=key_spec(("RW", "UPDATE")), arguments=(
              _KEY, _GROUP, {"name": "ID", "type": "string", "multiple": True}))
 def xack(client: Client, argv: list[bytes]) -> Any:
     s: Stream | None = client.db.get_typed(argv[1], Stream)
@@ -253,7 +248,7 @@ def xack(client: Client, argv: list[bytes]) -> Any:
          "when used with the IDLE filter. When the command returns just the summary and the list of "
          "consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating "
          "every consumer.",
-         key_specs=_key_spec(("RO", "ACCESS")), tips=("nondeterministic_output",),
+         key_specs=key_spec(("RO", "ACCESS")), tips=("nondeterministic_output",),
          history=(("6.2.0", "Added the `IDLE` option and exclusive range intervals."),),
          arguments=(_KEY, _GROUP, {"name": "filters", "type": "block", "optional": True, "arguments": (
              {"token": "IDLE", "name": "min-idle-time", "type": "integer", "optional": True,
@@ -329,7 +324,7 @@ def _try_strict_id(arg: bytes) -> int | None:
          summary="Changes, or acquires, ownership of a message in a consumer group, as if the "
          "message was delivered a consumer group member.",
          complexity="O(log N) with N being the number of messages in the PEL of the consumer group.",
-         key_specs=_key_spec(("RW", "UPDATE")), tips=("nondeterministic_output",),
+         key_specs=key_spec(("RW", "UPDATE")), tips=("nondeterministic_output",),
          arguments=(_KEY, _GROUP, _CONSUMER, {"name": "min-idle-time", "type": "string"},
                     {"name": "ID", "type": "string", "multiple": True},
                     {"token": "IDLE", "name": "ms", "type": "integer", "optional": True},
@@ -399,7 +394,7 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
 @command("xautoclaim", -6, "write fast", keys=(1, 1, 1), group="stream", since="6.2.0",
          summary="Changes, or acquires, ownership of messages in a consumer group, as if the "
          "messages were delivered to as consumer group member.", complexity="O(1) if COUNT is small.",
-         key_specs=_key_spec(("RW", "DELETE")), tips=("nondeterministic_output",),
+         key_specs=key_spec(("RW", "DELETE")), tips=("nondeterministic_output",),
          history=(("7.0.0", "Added an element to the reply array, containing deleted entries the "
                    "command cleared from the PEL"),),
          arguments=(_KEY, _GROUP, _CONSUMER, {"name": "min-idle-time", "type": "string"},

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
-from server.command_table import command, container
+from server.command_table import command, container, key_spec
 from server.commands.admin import help_reply, subcommand_syntax_error
-from server.commands.connection import parse_int
 from server.commands.stream_common import entries_reply, entry_reply
 from server.keyspace import now_ms
 from streams import Stream, format_id, nogroup_for_key
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 
 _NO_SUCH_KEY = ErrorReply("ERR no such key")
 
-_KEY_SPEC = ({"flags": ("RO", "ACCESS"), "begin_search": {"index": {"pos": 2}},
-              "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},)
+_KEY_SPEC = key_spec(("RO", "ACCESS"), 2)
 _KEY = {"name": "key", "type": "key", "key_spec_index": 0}
 
 container("xinfo", group="stream", since="5.0.0",

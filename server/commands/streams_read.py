@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.encoder import encode
+from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server.blocking import Block
-from server.command_table import command
-from server.commands.connection import parse_int
+from server.command_table import command, key_spec, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
 from server.keyspace import WRONGTYPE, Database, now_ms
 from streams import LAST_ENTRY, Stream, StreamError
@@ -30,11 +30,6 @@ _NOACK_ONLY = ErrorReply("ERR The NOACK option is only supported by XREADGROUP. 
                          "instead.")
 
 
-def _key_spec() -> tuple[dict, ...]:
-    return ({"flags": ("RO",), "begin_search": {"index": {"pos": 1}},
-             "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},)
-
-
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
 _COUNT_ARG = {"token": "COUNT", "name": "count", "type": "integer", "optional": True}
 
@@ -43,7 +38,7 @@ _COUNT_ARG = {"token": "COUNT", "name": "count", "type": "integer", "optional": 
 
 
 @command("xlen", 2, "readonly fast", keys=(1, 1, 1), group="stream", since="5.0.0",
-         summary="Return the number of messages in a stream.", key_specs=_key_spec(),
+         summary="Return the number of messages in a stream.", key_specs=key_spec(("RO",)),
          arguments=(_KEY_ARG,))
 def xlen(client: Client, argv: list[bytes]) -> Any:
     s = get_stream(client, argv[1])
@@ -79,8 +74,7 @@ def _range(client: Client, argv: list[bytes], reverse: bool) -> Any:
 
 _RANGE_COMPLEXITY = ("O(N) with N being the number of elements {}. If N is constant (e.g. always "
                      "asking for the first 10 elements with COUNT), you can consider it O(1).")
-_RANGE_SPEC = ({"flags": ("RO", "ACCESS"), "begin_search": {"index": {"pos": 1}},
-                "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},)
+_RANGE_SPEC = key_spec(("RO", "ACCESS"))
 
 
 @command("xrange", -4, "readonly", keys=(1, 1, 1), group="stream", since="5.0.0",
@@ -205,9 +199,7 @@ def _retry_error(db: Database, keys: list[bytes], after: list[Any]) -> Exception
          summary="Returns messages from multiple streams with IDs greater than the ones "
          "requested. Blocks until a message is available otherwise.",
          complexity="", key_finder=xread_key_positions,
-         key_specs=({"flags": ("RO", "ACCESS"),
-                     "begin_search": {"keyword": {"keyword": "STREAMS", "startfrom": 1}},
-                     "find_keys": {"range": {"lastkey": -1, "step": 1, "limit": 2}}},),
+         key_specs=streams_key_spec(1),
          arguments=(
              _COUNT_ARG,
              {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply
 from server.blocking import Block
-from server.command_table import command
-from server.commands.connection import parse_int
+from server.command_table import command, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, runs_reply
 from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
@@ -85,9 +85,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
          "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time "
          "in order to serve the N clients blocked on the stream getting new data.",
          key_finder=xread_key_positions,
-         key_specs=({"flags": ("RO", "ACCESS"),
-                     "begin_search": {"keyword": {"keyword": "STREAMS", "startfrom": 4}},
-                     "find_keys": {"range": {"lastkey": -1, "step": 1, "limit": 2}}},),
+         key_specs=streams_key_spec(4),
          arguments=(
              {"token": "GROUP", "name": "group-block", "type": "block", "arguments": (
                  {"name": "group", "type": "string"}, {"name": "consumer", "type": "string"})},

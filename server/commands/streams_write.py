@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
-from server.command_table import command, run_of
-from server.commands.connection import parse_int
+from server.command_table import command, key_spec, run_of
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, id_run_reply, new_stream
 from server.keyspace import now_ms
 from streams import Stream, check_xsetid_args
@@ -33,14 +33,6 @@ _XADD_ZERO = ErrorReply(XADD_ZERO)
 _NO_SUCH_KEY = ErrorReply("ERR no such key")
 _ENTRIES_ADDED_NEGATIVE = ErrorReply(XSETID_ENTRIES_ADDED_NEGATIVE)
 _MAXDEL_GREATER = ErrorReply(XSETID_PROVIDED_MAXDEL)
-
-
-def _key_spec(flags: tuple[str, ...], notes: str = "") -> tuple[dict, ...]:
-    spec: dict[str, Any] = {"flags": flags, "begin_search": {"index": {"pos": 1}},
-                            "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}}
-    if notes:
-        spec["notes"] = notes
-    return (spec,)
 
 
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
@@ -162,7 +154,7 @@ def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
          complexity="O(1) when adding a new entry, O(N) when trimming where N being the number "
          "of entries evicted.",
          tips=("nondeterministic_output",),
-         key_specs=_key_spec(("RW", "UPDATE"), "UPDATE instead of INSERT because of the optional "
+         key_specs=key_spec(("RW", "UPDATE"), notes="UPDATE instead of INSERT because of the optional "
                              "trimming feature"),
          history=(("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the "
                    "`LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form.")),
@@ -272,7 +264,7 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
          complexity="O(N), with N being the number of evicted entries. Constant times are very "
          "small however, since entries are organized in macro nodes containing multiple entries "
          "that can be released with a single deallocation.",
-         tips=("nondeterministic_output",), key_specs=_key_spec(("RW", "DELETE")),
+         tips=("nondeterministic_output",), key_specs=key_spec(("RW", "DELETE")),
          history=(("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),),
          arguments=(_KEY_ARG, {"name": "trim", "type": "block", "arguments": _TRIM_ARGS}))
 def xtrim(client: Client, argv: list[bytes]) -> Any:
@@ -293,7 +285,7 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
          summary="Returns the number of messages after removing them from a stream.",
          complexity="O(1) for each single item to delete in the stream, regardless of the "
          "stream size.",
-         key_specs=_key_spec(("RW", "DELETE")),
+         key_specs=key_spec(("RW", "DELETE")),
          arguments=(_KEY_ARG, {"name": "ID", "type": "string", "multiple": True}))
 def xdel(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
@@ -310,7 +302,7 @@ def xdel(client: Client, argv: list[bytes]) -> Any:
 
 @command("xsetid", -3, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
          summary="An internal command for replicating stream values.",
-         key_specs=_key_spec(("RW", "UPDATE")),
+         key_specs=key_spec(("RW", "UPDATE")),
          history=(("7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments."),),
          arguments=(
              _KEY_ARG, {"name": "last-id", "type": "string"},

@@ -7,9 +7,9 @@ import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
 from server.command_table import command
-from server.commands.connection import parse_int
 from server.commands.expire import LLONG_MAX, invalid_expire_time
 from server.keyspace import Database, now_ms
 

@@ -39,10 +39,6 @@ class Persistence:
         cfg = self.server.config
         return os.path.join(cfg["dir"], cfg["appendfilename"])
 
-    @property
-    def enabled(self) -> bool:
-        return self.aof is not None
-
     # --- start-up --------------------------------------------------------------------------
 
     async def start(self) -> None:

@@ -1,0 +1,32 @@
+"""Redis's integer syntax (util.c string2ll), shared by the request parser, command arguments,
+configuration values and stream IDs: an optional '-', digits without a leading zero, 64 bits."""
+
+from __future__ import annotations
+
+from protocol.reply import ErrorReply
+
+NOT_INTEGER = ErrorReply("ERR value is not an integer or out of range")
+
+
+def string2ll(s: bytes) -> int | None:
+    """The signed 64-bit value s spells, or None: no '+', no spaces, no leading zeros, no "-0"."""
+    n = len(s)
+    if n == 0 or n >= 21:
+        return None
+    if s == b"0":
+        return 0
+    body = s[1:] if s[0] == 0x2D else s  # '-'
+    if not body or not (0x31 <= body[0] <= 0x39) or not body.isdigit():
+        return None
+    v = int(body)
+    if s[0] == 0x2D:
+        return -v if v <= 2**63 else None
+    return v if v < 2**63 else None
+
+
+def parse_int(arg: bytes, error: ErrorReply = NOT_INTEGER) -> int:
+    """A command's integer argument, or `error` (Redis's getLongLongFromObjectOrReply)."""
+    v = string2ll(arg)
+    if v is None:
+        raise error
+    return v
