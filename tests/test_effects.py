@@ -261,11 +261,11 @@ EXPECTED: list[tuple] = [
     ('XADD', 'st', '6-0', 'f', 'v'),
     ('XADD', 'st', '7-0', 'f', 'v'),
     ('XADD', 'auto', '<id1>', 'f', 'v'),
-    ('XADD', 'run', '<id1>', 'i', '0'),
-    ('XADD', 'run', '<id2>', 'i', '1'),
-    ('XADD', 'run', '<id3>', 'i', '2'),
-    ('XADD', 'run', '<id4>', 'i', '3'),
-    ('XADD', 'run', '<id5>', 'i', '4'),
+    ('XADD', 'run', '<id2>', 'i', '0'),
+    ('XADD', 'run', '<id3>', 'i', '1'),
+    ('XADD', 'run', '<id4>', 'i', '2'),
+    ('XADD', 'run', '<id5>', 'i', '3'),
+    ('XADD', 'run', '<id6>', 'i', '4'),
     ('XDEL', 'st', '3-0'),
     ('XSETID', 'st', '10-0'),
     ('XADD', 'small', '1-0', 'f', 'v'),
@@ -332,13 +332,13 @@ _CLOCK_MS = re.compile(rb"\d{13}\Z")
 
 def normalize(commands: list[list[bytes]]) -> list[tuple]:
     """Commands with their clock-dependent arguments replaced by stable placeholders."""
-    ids: dict[bytes, str] = {}
+    ids: dict[tuple[bytes, bytes], str] = {}  # (key, ID): two streams may generate one ID
     out = []
     for argv in commands:
         row = []
         for arg in argv:
             if _CLOCK_ID.match(arg):
-                row.append(ids.setdefault(arg, f"<id{len(ids) + 1}>"))
+                row.append(ids.setdefault((argv[1], arg), f"<id{len(ids) + 1}>"))
             elif _CLOCK_MS.match(arg) and int(arg) not in (FAR_MS, FAR_MS + 1):
                 row.append("<ms>")
             else:
