@@ -28,6 +28,7 @@ COMPILED = [
     "server/command_table.py",
     "server/connection.py",
     "server/dispatch.py",
+    "server/effects.py",
     "server/entry_cache.py",
     "server/flow.py",
     "server/keyspace.py",

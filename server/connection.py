@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import write_reply
 from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser
 from protocol.reply import ErrorReply
-from server.dispatch import BLOCKED, execute, execute_run, propagate_explicit, run_handler_for
+from server.dispatch import BLOCKED, execute, execute_run, propagate_effects, run_handler_for
 from server.flow import OutputFlow
 from streams.errors import StreamError
 
 if TYPE_CHECKING:
     from server.blocking import BlockedState
     from server.command_table import Command
+    from server.effects import Effects
     from server.keyspace import Keyspace
     from server.pending_writes import PendingWrites
     from server.persistence.manager import Persistence
@@ -41,6 +42,7 @@ class Client(asyncio.Protocol):
         self.keyspace: Keyspace = server.keyspace
         self.stats: Stats = server.stats
         self.persistence: Persistence = server.persistence
+        self.effects: Effects = server.effects
         self.pending_writes: PendingWrites = server.pending_writes
         self.id = server.next_client_id()
         self.db = server.keyspace.dbs[0]
@@ -62,8 +64,6 @@ class Client(asyncio.Protocol):
         self.blocked: BlockedState | None = None
         self.deferred: deque[list[bytes]] = deque()
         self.deferred_error: ProtocolError | None = None
-        # Effects to log to the AOF instead of the command itself (set via propagate()).
-        self.propagation: list[list[bytes]] | None = None
         self.is_loader = False
         self.close_after_reply = False
         self.closed = False
@@ -171,24 +171,22 @@ class Client(asyncio.Protocol):
                 break
 
     def run_blocked_retry(self, retry: Any) -> Any:
-        self.propagation = None
         try:
             reply = retry()
         except ErrorReply as err:
             reply = err
         except StreamError as err:
             reply = ErrorReply(err.message)
-        # Not `if self.propagation is not None` here: the checker would take the attribute for
-        # the None assigned above, and compiled code trusts what the checker concludes.
-        propagate_explicit(self)
+        if self.effects.pending:
+            propagate_effects(self)
         return reply
 
     def propagate(self, argv: list[bytes]) -> None:
-        """Log argv to the AOF as (part of) this command's effect, instead of the command."""
-        if self.propagation is None:
-            self.propagation = [argv]
-        else:
-            self.propagation.append(argv)
+        """Record argv, in this client's database, as (part of) the running command's effect:
+        what a replay runs to make the same change (see server/effects.py)."""
+        effects = self.effects
+        if effects.active:
+            effects.pending.append((self.db.index, argv))
 
     def resume_after_block(self, reply: Any) -> None:
         """Released by the blocking manager: send the reply, then run what was read meanwhile."""

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from protocol.reply import QUEUED, ErrorReply
 from server.blocking import Block
 from server.command_table import COMMANDS, Command
-from server.persistence.propagate import needs_state_propagation, state_commands
 from streams.errors import StreamError
 
 if TYPE_CHECKING:
@@ -128,6 +127,8 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
         return 0
     t0 = perf_counter_ns()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]
+    if client.effects.pending:
+        propagate_effects(client)
     if done:
         client.last_command = cmd
         cmd.calls += done
@@ -136,22 +137,19 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     return done
 
 
-def propagate_explicit(client: Client) -> None:
-    """Log what the handler said it did (client.propagate), in place of the command itself."""
-    effects = client.propagation
-    client.propagation = None
-    persistence = client.persistence
-    if effects and persistence.aof is not None:
-        index = client.db.index
-        for effect in effects:
-            persistence.feed(index, effect)
+def propagate_effects(client: Client) -> None:
+    """Hand what the command that just ran changed to every consumer of effects (the AOF).
+
+    The one place commands' effects leave: after each command, after each run of a run
+    handler; inside EXEC they wait for the end of the EXEC, to leave as one transaction.
+    """
+    if not client.in_exec:
+        client.effects.propagate_pending()
 
 
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a command that passed every check (also used by EXEC for queued commands)."""
     client.last_command = cmd
-    keyspace = client.keyspace
-    dirty = keyspace.dirty
     t0 = perf_counter_ns()
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
@@ -165,16 +163,8 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     cmd.calls += 1
     cmd.usec += (perf_counter_ns() - t0) // 1000
     client.stats.commands_processed += 1
-    if client.propagation is not None:
-        propagate_explicit(client)
-    elif keyspace.dirty != dirty and cmd.is_write and client.persistence.aof is not None:
-        # Redis's rule: a command is logged when it changed the dataset.
-        if needs_state_propagation(cmd.name):
-            db = client.db
-            for effect in state_commands(cmd.name, db, argv[1]):
-                client.persistence.feed(db.index, effect)
-        else:
-            client.persistence.feed(client.db.index, argv)
+    if client.effects.pending:
+        propagate_effects(client)
     if type(reply) is ErrorReply:
         cmd.failed_calls += 1
     elif type(reply) is Block:

@@ -15,6 +15,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
+from server.effects import Effects
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -125,10 +126,15 @@ class Database:
     def expire_now(self, key: bytes) -> None:
         """Delete an expired key: lazy and active expiry both come here."""
         self._remove(key)
-        self.keyspace.expired_keys += 1
+        ks = self.keyspace
+        ks.expired_keys += 1
         self.signal_modified(key)
-        self.keyspace.signal_ready(self.index, key)
-        self.keyspace.on_expired(self.index, key)
+        ks.signal_ready(self.index, key)
+        # Logged as the DEL it amounts to, so that a replay never depends on the clock. Met
+        # inside a command, it goes out with that command's effects.
+        effects = ks.effects
+        if effects.active:
+            effects.add(self.index, [b"DEL", key])
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         self.expires[key] = when_ms
@@ -163,7 +169,7 @@ class Database:
 class Keyspace:
     """All databases plus the cross-cutting state writes touch: watchers and ready keys."""
 
-    def __init__(self, databases: int) -> None:
+    def __init__(self, databases: int, effects: Effects | None = None) -> None:
         self.dbs = [Database(i, self) for i in range(databases)]
         # (db, key) -> clients WATCHing it
         self.watchers: dict[tuple[int, bytes], set[Client]] = {}
@@ -171,15 +177,10 @@ class Keyspace:
         self.expired_keys = 0
         # Set by the blocking manager: called with (db, key) when a key may unblock clients.
         self.ready_hook: Callable[[int, bytes], None] | None = None
-        self.expired_hook: Callable[[int, bytes], None] | None = None
+        self.effects = effects if effects is not None else Effects()
 
     def signal_ready(self, db: int, key: bytes) -> None:
         hook = self.ready_hook
-        if hook is not None:
-            hook(db, key)
-
-    def on_expired(self, db: int, key: bytes) -> None:
-        hook = self.expired_hook
         if hook is not None:
             hook(db, key)
 
@@ -233,4 +234,7 @@ class Keyspace:
                 removed += expired
                 if expired * 4 <= len(sample):
                     break
+        if removed:
+            # Outside any command: the DELs leave now, one unit for the cycle.
+            self.effects.propagate_pending()
         return removed

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from server.blocking import BlockingManager
 from server.command_table import STARTUP_HOOKS, load_handlers
 from server.config import Config
+from server.effects import Effects
 from server.entry_cache import EntryCache
 from server.keyspace import Keyspace
 from server.pending_writes import PendingWrites
@@ -28,7 +29,9 @@ log = logging.getLogger("rivulet")
 class Server:
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.keyspace = Keyspace(config["databases"])
+        # Every change's effects, for the AOF (and any other consumer): see server/effects.py.
+        self.effects = Effects()
+        self.keyspace = Keyspace(config["databases"], self.effects)
         self.stats = Stats()
         self.clients: dict[int, Client] = {}
         self._ids = itertools.count(1)
@@ -51,7 +54,6 @@ class Server:
         config.on_change("stream-read-cache-bytes", self.entry_cache.set_budget)
         load_handlers()
         self.persistence = Persistence(self)
-        self.keyspace.expired_hook = self._propagate_expired
         for hook in STARTUP_HOOKS:
             hook(self)
 
@@ -62,11 +64,6 @@ class Server:
     @property
     def last_save(self) -> int:
         return self.persistence.last_save
-
-    def _propagate_expired(self, db: int, key: bytes) -> None:
-        # An expiry is logged as the DEL it amounts to, so replay never depends on the clock.
-        if self.persistence.aof is not None and not self.loading:
-            self.persistence.feed(db, [b"DEL", key])
 
     def next_client_id(self) -> int:
         return next(self._ids)

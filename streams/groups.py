@@ -314,13 +314,15 @@ class ConsumerGroup:
         force: bool = False,
         justid: bool = False,
         last_id: int | None = None,
+        dropped: list[int] | None = None,
     ) -> list[int] | list[Entry]:
         """XCLAIM, given a consumer from `touch_consumer`.
 
         `delivery_time` is the new last-delivery time: TIME ms as given, IDLE ms as
         now_ms - ms (out of [0, now_ms] it becomes now_ms; None = now_ms). `retry_count` is
         RETRYCOUNT; `last_id` is LASTID (raises group last_id if greater).
-        Pending IDs whose entry left the stream are dropped from the PEL and not returned;
+        Pending IDs whose entry left the stream are dropped from the PEL and not returned
+        (and appended to `dropped` when given);
         FORCE creates PEL records for entries that exist but are not pending. The delivery
         count is incremented unless JUSTID or RETRYCOUNT. Returns IDs (justid) or entries.
         """
@@ -338,6 +340,8 @@ class ConsumerGroup:
             if fields is None:
                 if pe is not None:
                     self._drop(eid)
+                    if dropped is not None:
+                        dropped.append(eid)
                 continue
             if pe is None:
                 if not force:

@@ -165,6 +165,7 @@ def function_flush(client: Client, argv: list[bytes]) -> Any:
     if not _flush_mode_ok(argv):
         return ErrorReply("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
     client.server.keyspace.dirty += 1  # Redis counts a function flush as a data change
+    client.propagate(argv)
     return OK
 
 

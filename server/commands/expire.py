@@ -74,10 +74,13 @@ def _expire_generic(client: Client, argv: list[bytes], name: str, *, relative: b
             return 0
         if "lt" in conditions and current is not None and when >= current:
             return 0
+    # Logged as the absolute time (or the deletion) it came to: a replay must not read the clock.
     if when <= now:
         db.delete(key)
+        client.propagate([b"DEL", key])
     else:
         db.set_expire(key, when)
+        client.propagate([b"PEXPIREAT", key, b"%d" % when])
     return 1
 
 
@@ -144,6 +147,7 @@ def pexpiretime(client: Client, argv: list[bytes]) -> Any:
          summary="Removes the expiration time of a key.")
 def persist(client: Client, argv: list[bytes]) -> Any:
     db = client.db
-    if db.get(argv[1]) is None:
+    if db.get(argv[1]) is None or not db.persist(argv[1]):
         return 0
-    return int(db.persist(argv[1]))
+    client.propagate(argv)
+    return 1

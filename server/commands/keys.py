@@ -23,6 +23,14 @@ _SAME_OBJECT = ErrorReply("ERR source and destination objects are the same")
 _DB_RANGE = ErrorReply("ERR DB index is out of range")
 
 
+def _delete(client: Client, argv: list[bytes]) -> int:
+    db = client.db
+    deleted = sum(db.delete(key) for key in argv[1:])
+    if deleted:
+        client.propagate(argv)
+    return deleted
+
+
 @command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0",
          summary="Deletes one or more keys.",
          complexity="O(N) where N is the number of keys that will be removed. When a key to remove "
@@ -30,8 +38,7 @@ _DB_RANGE = ErrorReply("ERR DB index is out of range")
          "M is the number of elements in the list, set, sorted set or hash. Removing a single key "
          "that holds a string value is O(1).")
 def del_(client: Client, argv: list[bytes]) -> Any:
-    db = client.db
-    return sum(db.delete(key) for key in argv[1:])
+    return _delete(client, argv)
 
 
 @command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0",
@@ -41,8 +48,7 @@ def del_(client: Client, argv: list[bytes]) -> Any:
          "allocations the deleted objects where composed of.")
 def unlink(client: Client, argv: list[bytes]) -> Any:
     # Python frees memory when the last reference goes: there is nothing to defer.
-    db = client.db
-    return sum(db.delete(key) for key in argv[1:])
+    return _delete(client, argv)
 
 
 @command("exists", -2, "readonly fast", keys=(1, -1, 1), group="generic", since="1.0.0",
@@ -105,7 +111,11 @@ def _flush(db: Database) -> None:
          complexity="O(N) where N is the number of keys in the selected database")
 def flushdb(client: Client, argv: list[bytes]) -> Any:
     _flush_option(argv)
-    _flush(client.db)
+    db = client.db
+    had_keys = bool(db.data)
+    _flush(db)
+    if had_keys:
+        client.propagate(argv)
     return OK
 
 
@@ -114,9 +124,13 @@ def flushdb(client: Client, argv: list[bytes]) -> Any:
          complexity="O(N) where N is the total number of keys in all databases")
 def flushall(client: Client, argv: list[bytes]) -> Any:
     _flush_option(argv)
+    flushed = False
     for db in client.server.keyspace.dbs:
         if db.data:
             _flush(db)
+            flushed = True
+    if flushed:
+        client.propagate(argv)
     return OK
 
 
@@ -142,6 +156,7 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     db.delete(src)
     # Redis's dbAdd signals the new key as ready: a client blocked on dst (XREAD) must see it.
     db.keyspace.signal_ready(db.index, dst)
+    client.propagate(argv)
     return 1 if nx else OK
 
 
@@ -208,6 +223,7 @@ def copy_(client: Client, argv: list[bytes]) -> Any:
     if expire is not None:
         dst_db.set_expire(dst, expire)
     dst_db.keyspace.signal_ready(dst_db.index, dst)
+    client.propagate(argv)
     return 1
 
 

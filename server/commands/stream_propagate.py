@@ -1,10 +1,9 @@
-"""The AOF form of consumer-group changes: commands that recreate the exact state.
+"""The effect form of consumer-group changes: commands that recreate the exact state.
 
 Deliveries and claims depend on the clock and on who asked first, so they are logged as their
 effect, as Redis propagates them: each pending record as an XCLAIM that sets its owner, delivery
 time and delivery count (FORCE JUSTID), the group's position as XGROUP SETID ... ENTRIESREAD, and
-consumers as XGROUP CREATECONSUMER. A pending record that went away is logged as the XACK it
-amounts to.
+consumers as XGROUP CREATECONSUMER. An AOF rewrite writes pending records the same way.
 """
 
 from __future__ import annotations
@@ -16,19 +15,19 @@ from streams.ids import format_id
 
 if TYPE_CHECKING:
     from server.connection import Client
-    from streams.groups import ConsumerGroup
+    from streams.groups import ConsumerGroup, PendingEntry
 
 
-def aof_enabled(client: Client) -> bool:
-    return client.persistence.aof is not None
+def pending_effect(key: bytes, group: bytes, eid: int, pe: PendingEntry) -> list[bytes]:
+    """The XCLAIM that recreates pending record eid of group as it is (owner, time, count)."""
+    assert pe.consumer is not None
+    return [b"XCLAIM", key, group, pe.consumer.name, b"0", format_id(eid),
+            b"TIME", b"%d" % pe.delivery_time, b"RETRYCOUNT", b"%d" % pe.delivery_count,
+            b"FORCE", b"JUSTID"]
 
 
 def claim_effect(key: bytes, group: ConsumerGroup, eid: int) -> list[bytes]:
-    pe = group.pel[eid]
-    assert pe.consumer is not None
-    return [b"XCLAIM", key, group.name, pe.consumer.name, b"0", format_id(eid),
-            b"TIME", b"%d" % pe.delivery_time, b"RETRYCOUNT", b"%d" % pe.delivery_count,
-            b"FORCE", b"JUSTID"]
+    return pending_effect(key, group.name, eid, group.pel[eid])
 
 
 def position_effect(key: bytes, group: ConsumerGroup) -> list[bytes]:
@@ -41,11 +40,8 @@ def consumer_effect(key: bytes, group: ConsumerGroup, consumer: bytes) -> list[b
     return [b"XGROUP", b"CREATECONSUMER", key, group.name, consumer]
 
 
-def propagate_pel(client: Client, key: bytes, group: ConsumerGroup, ids: Iterable[int]) -> None:
-    """Log the current pending state of each id: claimed by its owner, or gone (XACK)."""
-    pel = group.pel
+def propagate_deliveries(client: Client, key: bytes, group: ConsumerGroup,
+                         ids: Iterable[int]) -> None:
+    """Log each delivered ID as the pending record the delivery left."""
     for eid in ids:
-        if eid in pel:
-            client.propagate(claim_effect(key, group, eid))
-        else:
-            client.propagate([b"XACK", key, group.name, format_id(eid)])
+        client.propagate(claim_effect(key, group, eid))

@@ -17,7 +17,7 @@ from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from server.command_table import command, container, key_spec
 from server.commands.admin import help_reply, subcommand_syntax_error
 from server.commands.stream_common import SYNTAX_ERROR, entries_reply, get_stream, new_stream
-from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
+from server.commands.stream_propagate import claim_effect, consumer_effect, position_effect
 from server.keyspace import now_ms
 from streams import (
     LAST,
@@ -124,7 +124,7 @@ def xgroup_create(client: Client, argv: list[bytes]) -> Any:
         client.db.add(argv[2], s)
     g = s.create_group(argv[3], last_id, entries_read)
     _touch_dirty(client)
-    if aof_enabled(client):
+    if client.effects.active:
         # `$` is resolved here: log the concrete position.
         client.propagate([b"XGROUP", b"CREATE", argv[2], argv[3], format_id(g.last_id), b"MKSTREAM",
                           b"ENTRIESREAD", b"%d" % (-1 if g.entries_read is None else g.entries_read)])
@@ -144,7 +144,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
     spec = parse_group_id(argv[4], setid=True)
     g.set_id(spec if isinstance(spec, int) else s.last_id, entries_read)
     _touch_dirty(client)
-    if aof_enabled(client):
+    if client.effects.active:
         client.propagate(position_effect(argv[2], g))
     return OK
 
@@ -159,6 +159,7 @@ def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
     if not s.destroy_group(argv[3]):
         return 0
     _touch_dirty(client)
+    client.propagate(argv)
     # Readers blocked on this group must be re-run so that they fail with NOGROUP.
     client.keyspace.signal_ready(client.db.index, argv[2])
     return 1
@@ -173,6 +174,7 @@ def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
     assert g is not None
     if g.create_consumer(argv[4], now_ms()):
         _touch_dirty(client)
+        client.propagate(argv)
         return 1
     return 0
 
@@ -187,6 +189,7 @@ def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
     if argv[4] not in g.consumers:
         return 0
     _touch_dirty(client)
+    client.propagate(argv)
     return g.delete_consumer(argv[4])
 
 
@@ -234,6 +237,7 @@ def xack(client: Client, argv: list[bytes]) -> Any:
     n = g.ack(ids)
     if n:
         client.keyspace.dirty += n
+        client.propagate(argv)
     return n
 
 
@@ -294,14 +298,16 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
 
 
 def _propagate_claims(client: Client, key: bytes, g: ConsumerGroup, created: bytes | None,
-                      ids: Iterable[int], position_before: tuple[int, int | None] | None) -> None:
+                      claimed: Iterable[int], dropped: Iterable[int]) -> None:
+    """Log what a claim did, in ID order: the consumer it created, each record it claimed as
+    the XCLAIM that recreates it (owner, delivery time and count), each record it dropped
+    because its entry was deleted as the XACK it amounts to."""
     if created is not None:
         client.propagate(consumer_effect(key, g, created))
-    propagate_pel(client, key, g, sorted(ids))
-    if position_before is not None and position_before != (g.last_id, g.entries_read):
-        client.propagate(position_effect(key, g))
-    if client.propagation is None:
-        client.propagation = []  # nothing changed: log nothing rather than the command
+    gone = set(dropped)
+    for eid in sorted(gone.union(claimed)):
+        client.propagate([b"XACK", key, g.name, format_id(eid)] if eid in gone
+                         else claim_effect(key, g, eid))
 
 
 def _claim_group(client: Client, argv: list[bytes]) -> tuple[Stream, ConsumerGroup]:
@@ -375,17 +381,21 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
             raise ErrorReply(
                 f"ERR Unrecognized XCLAIM option '{argv[j].decode('utf-8', 'surrogateescape')}'")
         j += 1
-    consumer, _created = g.touch_consumer(argv[3], now)
-    pending_before = [eid for eid in ids if eid in g.pel]
-    position_before = (g.last_id, g.entries_read)
+    consumer, created = g.touch_consumer(argv[3], now)
+    moves_last_id = last_id is not None and last_id > g.last_id
+    dropped: list[int] = []
     claimed = g.claim(s, consumer, ids, min_idle, now, delivery_time=delivery_time,
-                      retry_count=retry_count, force=force, justid=justid, last_id=last_id)
-    if claimed or _created:
+                      retry_count=retry_count, force=force, justid=justid, last_id=last_id,
+                      dropped=dropped)
+    if claimed or created:
         _touch_dirty(client)
-    if aof_enabled(client):
-        _propagate_claims(client, argv[1], g, argv[3] if _created else None,
-                          set(pending_before) | {eid for eid in ids if eid in g.pel},
-                          position_before)
+    if client.effects.active:
+        _propagate_claims(client, argv[1], g, argv[3] if created else None,
+                          cast("list[int]", claimed) if justid
+                          else [e[0] for e in cast("list[Entry]", claimed)],
+                          dropped)
+        if moves_last_id:
+            client.propagate(position_effect(argv[1], g))
     if justid:
         return [format_id(eid) for eid in claimed]  # type: ignore[arg-type]
     return entries_reply(claimed)  # type: ignore[arg-type]
@@ -423,13 +433,14 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
         j += 1
     s, g = _claim_group(client, argv)
     now = now_ms()
-    consumer, _created = g.touch_consumer(argv[3], now)
+    consumer, created = g.touch_consumer(argv[3], now)
     cursor, claimed, deleted = g.autoclaim(s, consumer, start, min_idle, now, count, justid)
-    if claimed or deleted or _created:
+    if claimed or deleted or created:
         _touch_dirty(client)
-    if aof_enabled(client):
-        touched = cast("list[int]", claimed) if justid else [e[0] for e in cast("list[Entry]", claimed)]
-        _propagate_claims(client, argv[1], g, argv[3] if _created else None, touched + deleted, None)
+    if client.effects.active:
+        _propagate_claims(client, argv[1], g, argv[3] if created else None,
+                          cast("list[int]", claimed) if justid
+                          else [e[0] for e in cast("list[Entry]", claimed)], deleted)
     body = ([format_id(eid) for eid in cast("list[int]", claimed)] if justid
             else entries_reply(cast("list[Entry]", claimed)))
     return [format_id(cursor), body, [format_id(eid) for eid in deleted]]

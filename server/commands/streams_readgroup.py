@@ -18,7 +18,7 @@ from protocol.reply import NULL_ARRAY, ErrorReply
 from server.blocking import Block
 from server.command_table import command, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, runs_reply
-from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
+from server.commands.stream_propagate import consumer_effect, position_effect, propagate_deliveries
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
 from server.keyspace import now_ms
 from streams import NEW, ConsumerGroup, Stream, format_id, nogroup_xreadgroup, parse_read_id
@@ -46,7 +46,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     now = now_ms()
     served: list[tuple[bytes, Any]] = []  # per key: entries, or their reply pre-encoded (Raw)
     dirty = 0
-    logging = aof_enabled(client)
+    logging = client.effects.active
     for key, s, g, spec in targets:
         # Consumers are created (and their seen-time set) even when nothing is served, so a
         # blocking reader shows up in XINFO CONSUMERS while it waits, as in Redis.
@@ -62,7 +62,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
                 dirty += 1
                 if logging:
                     if not noack:
-                        propagate_pel(client, key, g, eids)
+                        propagate_deliveries(client, key, g, eids)
                     client.propagate(position_effect(key, g))
         else:
             # A pending entry deleted from the stream comes with a null array for its fields.
@@ -71,7 +71,8 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
                                  for eid, fields in history]))
             if logging and history:
                 # Delivery counts and times moved on: log them, or a restart would lose them.
-                propagate_pel(client, key, g, (eid for eid, fields in history if fields is not None))
+                propagate_deliveries(client, key, g,
+                                     [eid for eid, fields in history if fields is not None])
     if dirty:
         client.keyspace.dirty += dirty
     return served

@@ -197,8 +197,10 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
     else:
         db.signal_modified(key)
     client.keyspace.signal_ready(db.index, key)
-    if (given is None or not given[1] or args.approx) and client.persistence.aof is not None:
-        # The AOF must replay the same entry: log the generated ID and an exact trim.
+    if given is not None and given[1] and not args.approx:
+        client.propagate(argv)  # the ID and the trim as given redo exactly this
+    elif client.effects.active:
+        # A replay must add the same entry: log the generated ID and an exact trim.
         effect = [b"XADD", key]
         if args.trims:
             effect += _trim_effect(args, s)
@@ -249,11 +251,13 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     keyspace = client.keyspace
     keyspace.dirty += done - 1  # one change per entry, as one by one
     keyspace.signal_ready(db.index, key)
-    persistence = client.persistence
-    if persistence.aof is not None:
+    effects = client.effects
+    if effects.active:
+        # Each entry as an XADD with the ID it was given (dispatch hands them on with the run).
         index = db.index
+        pending = effects.pending
         for eid, argv in zip(eids, run, strict=False):
-            persistence.feed(index, [b"XADD", key, format_id(eid), *argv[3:]])
+            pending.append((index, [b"XADD", key, format_id(eid), *argv[3:]]))
     # add_many's IDs follow each other (first, first + 1, ...).
     client.out.append(id_run_reply(eids[0], done))
     return done
@@ -276,8 +280,8 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
     if removed:
         client.db.signal_modified(key)
-        if args.approx and client.persistence.aof is not None:
-            client.propagate([b"XTRIM", key, *_trim_effect(args, s)])
+        # `~` depends on node boundaries: logged as the exact trim that removed the same entries.
+        client.propagate([b"XTRIM", key, *_trim_effect(args, s)] if args.approx else argv)
     return removed
 
 
@@ -297,6 +301,7 @@ def xdel(client: Client, argv: list[bytes]) -> Any:
     deleted = s.delete(ids)
     if deleted:
         client.db.signal_modified(key)
+        client.propagate(argv)
     return deleted
 
 
@@ -340,4 +345,5 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     # Redis counts the change (so it reaches the AOF) but does not signal the key: WATCH is not
     # invalidated by XSETID there, and clients rely on Redis's behaviour.
     client.keyspace.dirty += 1
+    client.propagate(argv)
     return OK

@@ -26,6 +26,24 @@ def get_string(db: Database, key: bytes) -> bytes | None:
     return db.get_typed(key, bytes)
 
 
+def propagate_string_state(client: Client, db: Database, key: bytes) -> None:
+    """Log key as the command left it: SET of its value (and PEXPIREAT of its TTL), or DEL.
+
+    For the commands whose result depends on the clock (relative expiries) or on arithmetic a
+    replay must not redo (INCRBYFLOAT), or that rewrite a value in place (APPEND, SETRANGE).
+    """
+    if not client.effects.active:
+        return
+    value = db.data.get(key)
+    if value is None:
+        client.propagate([b"DEL", key])
+        return
+    client.propagate([b"SET", key, value])
+    when = db.expires.get(key)
+    if when is not None:
+        client.propagate([b"PEXPIREAT", key, b"%d" % when])
+
+
 def _check_length(client: Client, size: int, append: int) -> None:
     if size + append > client.server.config["proto-max-bulk-len"]:
         raise _TOO_BIG
@@ -98,7 +116,9 @@ def expire_ms(arg: bytes, unit: bytes, name: str, now: int) -> int:
 
 
 def _set_generic(client: Client, key: bytes, value: bytes, opts: _Options, name: str,
-                 ok_reply: Any = OK, abort_reply: Any = None) -> Any:
+                 ok_reply: Any = OK, abort_reply: Any = None,
+                 as_sent: list[bytes] | None = None) -> Any:
+    """SET and its variants; a write is logged as the state it made, or as_sent when given."""
     db = client.db
     when = None
     if opts.expire is not None:
@@ -114,6 +134,10 @@ def _set_generic(client: Client, key: bytes, value: bytes, opts: _Options, name:
     if when is not None:
         # A time already past is stored anyway: the key is then gone at the next access, as in Redis.
         db.set_expire(key, when)
+    if as_sent is not None:
+        client.propagate(as_sent)
+    else:
+        propagate_string_state(client, db, key)
     return reply
 
 
@@ -130,7 +154,8 @@ def set_(client: Client, argv: list[bytes]) -> Any:
 def setnx(client: Client, argv: list[bytes]) -> Any:
     opts = _Options()
     opts.nx = True
-    return _set_generic(client, argv[1], argv[2], opts, "setnx", ok_reply=1, abort_reply=0)
+    return _set_generic(client, argv[1], argv[2], opts, "setnx", ok_reply=1, abort_reply=0,
+                        as_sent=argv)
 
 
 def _set_with_expire(client: Client, argv: list[bytes], unit: bytes, name: str) -> Any:
@@ -159,6 +184,7 @@ def getset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     old = get_string(db, argv[1])
     db.set(argv[1], argv[2])
+    propagate_string_state(client, db, argv[1])
     return old
 
 
@@ -169,6 +195,7 @@ def getdel(client: Client, argv: list[bytes]) -> Any:
     value = get_string(db, argv[1])
     if value is not None:
         db.delete(argv[1])
+        client.propagate(argv)
     return value
 
 
@@ -189,8 +216,9 @@ def getex(client: Client, argv: list[bytes]) -> Any:
             db.delete(key)
         else:
             db.set_expire(key, when)
-    elif opts.persist:
-        db.persist(key)
+        propagate_string_state(client, db, key)
+    elif opts.persist and db.persist(key):
+        propagate_string_state(client, db, key)
     return value
 
 
@@ -215,6 +243,7 @@ def mset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     for i in range(1, len(argv), 2):
         db.set(argv[i], argv[i + 1])
+    client.propagate(argv)
     return OK
 
 
@@ -230,6 +259,7 @@ def msetnx(client: Client, argv: list[bytes]) -> Any:
         return 0
     for i in range(1, len(argv), 2):
         db.set(argv[i], argv[i + 1])
+    client.propagate(argv)
     return 1
 
 
@@ -243,14 +273,17 @@ def _store_number(db: Database, key: bytes, existed: bool, text: bytes) -> None:
         db.add(key, text)
 
 
-def _incr_by(client: Client, key: bytes, increment: int) -> int:
+def _incr_by(client: Client, argv: list[bytes], increment: int) -> int:
+    """INCR and friends: an integer result is the same on replay, so the command is logged as sent."""
     db = client.db
+    key = argv[1]
     current = get_string(db, key)
     value = 0 if current is None else parse_int(current)
     result = value + increment
     if not LLONG_MIN <= result <= LLONG_MAX:
         raise ErrorReply("ERR increment or decrement would overflow")
     _store_number(db, key, current is not None, str(result).encode())
+    client.propagate(argv)
     return result
 
 
@@ -258,21 +291,21 @@ def _incr_by(client: Client, key: bytes, increment: int) -> int:
          summary="Increments the integer value of a key by one. Uses 0 as initial value if the key "
          "doesn't exist.")
 def incr(client: Client, argv: list[bytes]) -> Any:
-    return _incr_by(client, argv[1], 1)
+    return _incr_by(client, argv, 1)
 
 
 @command("decr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
          summary="Decrements the integer value of a key by one. Uses 0 as initial value if the key "
          "doesn't exist.")
 def decr(client: Client, argv: list[bytes]) -> Any:
-    return _incr_by(client, argv[1], -1)
+    return _incr_by(client, argv, -1)
 
 
 @command("incrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
          summary="Increments the integer value of a key by a number. Uses 0 as initial value if the "
          "key doesn't exist.")
 def incrby(client: Client, argv: list[bytes]) -> Any:
-    return _incr_by(client, argv[1], parse_int(argv[2]))
+    return _incr_by(client, argv, parse_int(argv[2]))
 
 
 @command("decrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
@@ -282,7 +315,7 @@ def decrby(client: Client, argv: list[bytes]) -> Any:
     decrement = parse_int(argv[2])
     if decrement == LLONG_MIN:
         raise ErrorReply("ERR decrement would overflow")
-    return _incr_by(client, argv[1], -decrement)
+    return _incr_by(client, argv, -decrement)
 
 
 # INCRBYFLOAT computes in C's long double, which on x86-64 (where Redis runs and is tested) is the
@@ -416,6 +449,7 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
         raise ErrorReply("ERR increment would produce NaN or Infinity")
     text = format_long_double(result)
     _store_number(db, key, current is not None, text)
+    propagate_string_state(client, db, key)
     return text
 
 
@@ -433,11 +467,11 @@ def append(client: Client, argv: list[bytes]) -> Any:
     current = get_string(db, key)
     if current is None:
         db.add(key, suffix)
-        return len(suffix)
-    _check_length(client, len(current), len(suffix))
-    value = current + suffix
-    db.set(key, value, keep_ttl=True)
-    return len(value)
+    else:
+        _check_length(client, len(current), len(suffix))
+        db.set(key, current + suffix, keep_ttl=True)
+    propagate_string_state(client, db, key)
+    return len(db.data[key])
 
 
 @command("strlen", 2, "readonly fast", keys=(1, 1, 1), group="string", since="2.2.0",
@@ -493,4 +527,5 @@ def setrange(client: Client, argv: list[bytes]) -> Any:
     else:
         padded = current.ljust(offset, b"\0") if len(current) < offset else current
         db.set(key, padded[:offset] + patch + padded[offset + len(patch):], keep_ttl=True)
+    propagate_string_state(client, db, key)
     return len(db.data[key])

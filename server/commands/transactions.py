@@ -65,9 +65,6 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
     replies: list[Any] = []
     server = client.server
     client.in_exec = True
-    aof = server.persistence.aof
-    if aof is not None:
-        aof.begin_transaction()
     try:
         for cmd, cmd_argv in queued:
             if cmd.is_write and server.write_error is not None:
@@ -79,8 +76,8 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
             replies.append(reply)
     finally:
         client.in_exec = False
-        if aof is not None:
-            aof.end_transaction()
+        # What the commands wrote leaves when EXEC ends, as one MULTI ... EXEC.
+        client.effects.end_transaction()
     return replies
 
 

@@ -1,7 +1,7 @@
 """The append-only file writer.
 
-Every change to the dataset is appended as the plain RESP command that reproduces it
-deterministically (see dispatch's propagation). Writes are buffered during a command and written
+Every change to the dataset is appended as the plain RESP commands that reproduce it
+deterministically: the file is a consumer of effects (server/effects.py). Writes are buffered during a command and written
 before its reply leaves (so nothing a client saw acknowledged is only in our memory); the fsync
 policy then decides durability:
 
@@ -19,11 +19,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
 
 from server.persistence.resp import encode_command
 
 log = logging.getLogger("rivulet")
+
+_MULTI = encode_command((b"MULTI",))
+_EXEC = encode_command((b"EXEC",))
 
 
 def fsync_dir(path: str) -> None:
@@ -48,8 +50,6 @@ class AppendOnlyFile:
         # While a background rewrite runs, what is appended is also kept here, to be appended to
         # the rewritten file before it replaces the current one.
         self.rewrite_buf: bytearray | None = None
-        self.in_transaction = False
-        self._multi_pending = False
         self._fd_lock = threading.Lock()
         self._unsynced = False
         self._stop = threading.Event()
@@ -87,26 +87,20 @@ class AppendOnlyFile:
 
     # --- feeding -------------------------------------------------------------------------------
 
-    def feed(self, db: int, argv: Sequence[bytes]) -> None:
-        """Append one command, preceded by SELECT when the database changes."""
-        if self._multi_pending:
-            self._multi_pending = False
-            self._append(encode_command((b"MULTI",)))
-        if db != self.selected_db:
-            self._append(encode_command((b"SELECT", b"%d" % db)))
-            self.selected_db = db
-        self._append(encode_command(argv))
-
-    def begin_transaction(self) -> None:
-        """EXEC starts: MULTI is written lazily, only if the transaction writes anything."""
-        self.in_transaction = True
-        self._multi_pending = True
-
-    def end_transaction(self) -> None:
-        if self.in_transaction and not self._multi_pending:
-            self._append(encode_command((b"EXEC",)))
-        self.in_transaction = False
-        self._multi_pending = False
+    def propagate(self, effects: list[tuple[int, list[bytes]]], transaction: bool) -> None:
+        """Append one command's (or one EXEC's) effects, with a SELECT where the database
+        changes, inside MULTI ... EXEC for a transaction."""
+        parts = [_MULTI] if transaction else []
+        selected = self.selected_db
+        for db, argv in effects:
+            if db != selected:
+                parts.append(encode_command((b"SELECT", b"%d" % db)))
+                selected = db
+            parts.append(encode_command(argv))
+        self.selected_db = selected
+        if transaction:
+            parts.append(_EXEC)
+        self._append(b"".join(parts))
 
     def _append(self, data: bytes) -> None:
         self.buf += data

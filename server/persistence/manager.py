@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from server.log import NOTICE
@@ -47,12 +46,12 @@ class Persistence:
             return
         path = self.path
         if os.path.exists(path) and os.path.getsize(path) > 0:
-            self.server.loading = True
+            self._set_loading(True)
             started = time.monotonic()
             try:
                 self.loaded_commands = await load_aof(self.server, path)
             finally:
-                self.server.loading = False
+                self._set_loading(False)
             log.log(NOTICE, "DB loaded from append only file: %.3f seconds (%d commands)",
                      time.monotonic() - started, self.loaded_commands)
         self._open()
@@ -61,13 +60,15 @@ class Persistence:
         self.aof = AppendOnlyFile(self.path, self.server.config["appendfsync"])
         self.aof.open()
         self.rewriter = Rewriter(self.server.keyspace, self.aof)
+        # From now on every command's effects are appended (server/effects.py).
+        self.server.effects.register(self.aof)
+
+    def _set_loading(self, loading: bool) -> None:
+        # What replaying the file does is already in it: it is not handed on as effects.
+        self.server.loading = loading
+        self.server.effects.suspended = loading
 
     # --- the write path --------------------------------------------------------------------
-
-    def feed(self, db: int, argv: Sequence[bytes]) -> None:
-        aof = self.aof
-        if aof is not None and not self.server.loading:
-            aof.feed(db, argv)
 
     def before_reply(self, client: Client) -> bool:
         """Write pending AOF data before replies leave. False: the client must hold its replies."""
@@ -161,11 +162,11 @@ class Persistence:
             db.flush()
         if not os.path.exists(self.path):
             return
-        self.server.loading = True
+        self._set_loading(True)
         try:
             self.loaded_commands = load_aof_sync(self.server, self.path)
         finally:
-            self.server.loading = False
+            self._set_loading(False)
 
     def shutdown(self, save: bool | None) -> None:
         if self.rewriter is not None:
@@ -176,6 +177,7 @@ class Persistence:
             except OSError as exc:
                 log.warning("Error saving on shutdown: %s", exc)
         if self.aof is not None:
+            self.server.effects.unregister(self.aof)
             self.aof.close()
             log.log(NOTICE, "Append only file fsynced and closed")
 
@@ -192,6 +194,7 @@ class Persistence:
         elif not value and self.aof is not None:
             if self.rewriter is not None:
                 self.rewriter.kill()
+            self.server.effects.unregister(self.aof)
             self.aof.close()
             self.aof = None
             self.rewriter = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from server.commands.stream_propagate import pending_effect
 from streams import Stream
 from streams.ids import format_id
 
@@ -50,9 +51,7 @@ def stream_commands(key: bytes, stream: Stream) -> Iterator[Command]:
                 # Redis cannot recreate a pending record whose entry was deleted (XCLAIM needs
                 # the entry), and neither can its own rewrite: such records are dropped.
                 continue
-            yield [b"XCLAIM", key, group.name, pe.consumer.name, b"0", format_id(eid),
-                   b"TIME", _num(pe.delivery_time), b"RETRYCOUNT", _num(pe.delivery_count),
-                   b"JUSTID", b"FORCE"]
+            yield pending_effect(key, group.name, eid, pe)
 
 
 def key_commands(key: bytes, value: Any) -> Iterator[Command]:

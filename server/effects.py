@@ -1,0 +1,69 @@
+"""Effects: the commands that redo each change to the dataset, and who receives them.
+
+One path, as Redis's alsoPropagate + call(): a write command (or the engine call it makes, or
+the keyspace when a key expires) appends to the pending list, as it makes each change, the
+commands that reproduce it deterministically: its argv as sent, or a rewritten form (SET +
+PEXPIREAT for a relative expiry, XADD with the ID it generated, XCLAIM ... FORCE JUSTID for a
+delivery, DEL for a key that expired). When the command ends, dispatch hands the list to every
+consumer (`propagate_pending`): once per command, or once per EXEC with MULTI/EXEC around what
+the transaction wrote. The AOF is a consumer; a replication stream would be registered the
+same way, without any command knowing.
+
+One list serves the whole server: commands run one at a time, and an expiry met in the middle
+of a command belongs to that command's unit, in the order it happened.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+# (database index, argv): each consumer follows the database itself (the AOF writes a SELECT
+# when it changes).
+Effect = tuple[int, list[bytes]]
+
+
+class EffectsConsumer(Protocol):
+    def propagate(self, effects: list[Effect], transaction: bool) -> None:
+        """Take one command's effects (or one EXEC's, with transaction=True), in order."""
+
+
+class Effects:
+    def __init__(self) -> None:
+        self.consumers: list[EffectsConsumer] = []
+        # Whether anyone receives effects: without a consumer, commands build none.
+        self.active = False
+        self.pending: list[Effect] = []
+        # The pending effects are an EXEC's: consumers get them as one transaction.
+        self.transaction = False
+        # While a file loads, what the loading does is not handed on (it is already logged).
+        self.suspended = False
+
+    def register(self, consumer: EffectsConsumer) -> None:
+        if consumer not in self.consumers:
+            self.consumers.append(consumer)
+        self.active = True
+
+    def unregister(self, consumer: EffectsConsumer) -> None:
+        if consumer in self.consumers:
+            self.consumers.remove(consumer)
+        self.active = bool(self.consumers)
+
+    def add(self, db: int, argv: list[bytes]) -> None:
+        """Record argv, run in database db, as (part of) the running command's effect."""
+        if self.active:
+            self.pending.append((db, argv))
+
+    def end_transaction(self) -> None:
+        """EXEC ran its commands: what they did goes out as one MULTI ... EXEC (if anything)."""
+        self.transaction = bool(self.pending)
+
+    def propagate_pending(self) -> None:
+        """Hand the pending effects to every consumer, and start an empty list."""
+        effects = self.pending
+        transaction = self.transaction
+        self.pending = []
+        self.transaction = False
+        if not effects or self.suspended:
+            return
+        for consumer in self.consumers:
+            consumer.propagate(effects, transaction)
