@@ -21,6 +21,7 @@ import hiredis
 import pytest
 import redis
 
+from protocol.reply import OK, ErrorReply
 from tests.helpers import aof_path, restart, wait_blocked
 from tests.serverproc import RedisProcess
 
@@ -454,3 +455,133 @@ def test_the_mix_replays_into_real_redis_and_after_a_restart(mixed_aof, real_red
         assert dataset(srv2.port) == ours
     finally:
         srv2.cleanup()
+
+
+# --- what changed from logging by the change counter -------------------------------------------
+
+
+def _aof_commands(srv) -> list[list[bytes]]:
+    return parse_aof(aof_path(srv).read_bytes())
+
+
+def test_a_write_that_only_met_an_expired_key_logs_one_del(server_factory) -> None:
+    # The expiry is the change (a DEL, as in Redis); the command itself changed nothing, so it
+    # is not logged, not even when it failed for want of the key.
+    srv = server_factory("--appendfsync", "always")
+    r = redis.Redis(port=srv.port)
+    for key in ("d", "x", "g", "n"):
+        r.set(key, "v", px=30)
+    time.sleep(0.1)
+    assert r.delete("d") == 0
+    assert r.expire("x", 100) == 0
+    with pytest.raises(redis.ResponseError, match="requires the key to exist"):
+        r.xgroup_create("g", "grp", id="$")
+    assert r.xadd("n", {"f": "v"}, nomkstream=True) is None
+    logged = [c for c in _aof_commands(srv) if c[0] not in (b"SET", b"PEXPIREAT", b"SELECT")]
+    assert logged == [[b"DEL", b"d"], [b"DEL", b"x"], [b"DEL", b"g"], [b"DEL", b"n"]]
+
+
+def test_a_claim_logs_only_the_records_it_changed(server_factory) -> None:
+    srv = server_factory("--appendfsync", "always")
+    r = redis.Redis(port=srv.port)
+    for i in (1, 2, 3):
+        r.xadd("s", {"f": "v"}, id=f"{i}-0")
+    r.xgroup_create("s", "g", id="0")
+    r.xreadgroup("g", "alice", {"s": ">"})
+    before = len(_aof_commands(srv))
+    # Not idle long enough: nothing claimed, nothing logged.
+    assert r.xclaim("s", "g", "alice", 3_600_000, ["1-0", "2-0"]) == []
+    assert len(_aof_commands(srv)) == before
+    # An ID named twice is one record: logged once, in ID order with the others.
+    r.xclaim("s", "g", "alice", 0, ["3-0", "1-0", "3-0"], justid=True, time=500)
+    logged = _aof_commands(srv)[before:]
+    assert [c[5] for c in logged] == [b"1-0", b"3-0"]
+    assert all(c[:5] == [b"XCLAIM", b"s", b"g", b"alice", b"0"] and c[6:8] == [b"TIME", b"500"]
+               for c in logged)
+
+
+# --- the consumers of effects, in process --------------------------------------------------------
+
+
+class Recorder:
+    """A second consumer beside the AOF, as a replication stream would be."""
+
+    def __init__(self) -> None:
+        self.units: list[tuple[list[tuple[int, list[bytes]]], bool]] = []
+
+    def propagate(self, effects: list[tuple[int, list[bytes]]], transaction: bool) -> None:
+        self.units.append((list(effects), transaction))
+
+
+@pytest.fixture
+def in_process(tmp_path):
+    import asyncio
+
+    from server.blocking import BlockingManager
+    from server.config import Config
+    from server.connection import Client
+    from server.pending_writes import PendingWrites
+    from server.server import Server
+
+    config = Config()
+    config.set("dir", str(tmp_path))
+    config.set("appendonly", "yes")
+    config.set("enable-debug-command", "yes", startup=True)
+    srv = Server(config)
+    loop = asyncio.new_event_loop()
+    srv.loop = loop
+    srv.blocking = BlockingManager(loop)
+    srv.pending_writes = PendingWrites(loop)
+    srv.keyspace.ready_hook = srv.blocking.signal_ready
+    srv.persistence._open()
+    recorder = Recorder()
+    srv.effects.register(recorder)
+    client = Client(srv)
+    client.set_authenticated(True)
+    yield srv, client, recorder
+    srv.persistence.shutdown(False)
+    loop.close()
+
+
+def test_every_consumer_gets_each_command_and_each_exec_as_one_unit(in_process) -> None:
+    from server.dispatch import execute, execute_run, lookup
+
+    srv, client, recorder = in_process
+    execute(client, [b"SET", b"k", b"v", b"PXAT", b"%d" % FAR_MS])
+    execute(client, [b"GET", b"k"])  # a read: no unit
+    execute(client, [b"INCRBYFLOAT", b"f", b"1.5"])
+    for argv in ([b"MULTI"], [b"SET", b"a", b"1"], [b"SELECT", b"2"], [b"DEL", b"nokey"],
+                 [b"SET", b"b", b"2"], [b"EXEC"]):
+        execute(client, argv)
+    batch = [[b"XADD", b"s", b"*", b"f", b"v"] for _ in range(3)]
+    cmd = lookup(batch[0])
+    assert not isinstance(cmd, ErrorReply) and execute_run(client, cmd, batch, 0) == 3
+    units = recorder.units
+    assert units[:3] == [
+        ([(0, [b"SET", b"k", b"v"]), (0, [b"PEXPIREAT", b"k", b"%d" % FAR_MS])], False),
+        ([(0, [b"SET", b"f", b"1.5"])], False),
+        ([(0, [b"SET", b"a", b"1"]), (2, [b"SET", b"b", b"2"])], True),
+    ]
+    (run, transaction), = units[3:]
+    assert not transaction and [(db, argv[:2]) for db, argv in run] == [(2, [b"XADD", b"s"])] * 3
+    # The AOF is the other consumer: the same units, SELECTs where the database changes.
+    aof = srv.persistence.aof
+    aof.flush()
+    logged = parse_aof(open(aof.path, "rb").read())
+    assert logged[:8] == [[b"SELECT", b"0"], [b"SET", b"k", b"v"],
+                          [b"PEXPIREAT", b"k", b"%d" % FAR_MS], [b"SET", b"f", b"1.5"],
+                          [b"MULTI"], [b"SET", b"a", b"1"], [b"SELECT", b"2"], [b"SET", b"b", b"2"]]
+    assert logged[8] == [b"EXEC"] and len(logged) == 12
+
+
+def test_nothing_is_handed_on_while_the_file_loads(in_process) -> None:
+    from server.dispatch import execute
+
+    srv, client, recorder = in_process
+    execute(client, [b"SET", b"k", b"v"])
+    assert execute(client, [b"DEBUG", b"RELOAD"]) is OK
+    assert srv.keyspace.dbs[0].data == {b"k": b"v"}
+    assert recorder.units == [([(0, [b"SET", b"k", b"v"])], False)]
+    srv.effects.unregister(recorder)
+    execute(client, [b"SET", b"k", b"w"])
+    assert len(recorder.units) == 1 and srv.effects.active  # the AOF still receives effects
