@@ -342,8 +342,8 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     if s is None:
         return _NO_SUCH_KEY
     s.set_id(last_id, entries_added, max_deleted)
-    # Redis counts the change (so it reaches the AOF) but does not signal the key: WATCH is not
-    # invalidated by XSETID there, and clients rely on Redis's behaviour.
+    # Redis counts the change but does not signal the key: WATCH is not invalidated by XSETID
+    # there, and clients rely on Redis's behaviour.
     client.keyspace.dirty += 1
     client.propagate(argv)
     return OK
