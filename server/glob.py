@@ -152,9 +152,14 @@ def _segment_regex(tokens: list[frozenset[int] | int]) -> bytes:
     return bytes(out)
 
 
-@lru_cache(maxsize=256)
 def compile_glob(pattern: bytes, nocase: bool = False) -> re.Pattern[bytes]:
     """A compiled expression whose `match(subject)` is not None exactly when Redis matches."""
+    if len(pattern) <= _CACHED_PATTERN_MAX:
+        return _compile_cached(pattern, nocase)
+    return _compile(pattern, nocase)
+
+
+def _compile(pattern: bytes, nocase: bool) -> re.Pattern[bytes]:
     if not pattern:
         return _EMPTY_ONLY
     tokens = _tokens(pattern, nocase)
@@ -181,8 +186,11 @@ def compile_glob(pattern: bytes, nocase: bool = False) -> re.Pattern[bytes]:
     return re.compile(bytes(out), re.DOTALL)
 
 
+# Patterns are short in practice; a client sending long distinct ones should not fill memory.
+_CACHED_PATTERN_MAX = 1024
+_compile_cached = lru_cache(maxsize=256)(_compile)
+
+
 def glob_match(pattern: bytes, subject: bytes, *, nocase: bool = False) -> bool:
     """Whether Redis's stringmatchlen would match subject against pattern."""
-    # One cache entry per pattern whether or not the caller names nocase.
-    compiled = compile_glob(pattern, True) if nocase else compile_glob(pattern)
-    return compiled.match(subject) is not None
+    return compile_glob(pattern, nocase).match(subject) is not None
