@@ -1,4 +1,4 @@
-"""Latency, the seeds' own benchmark (Redis Streams guide, "Latency tests results").
+"""Latency, the benchmark of the Redis Streams guide ("Latency tests results").
 
 Producer processes XADD 10,000 messages/s in total, each carrying its send time; 10 consumer
 processes of one group read with XREADGROUP BLOCK and XACK what they read. For each delivered

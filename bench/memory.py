@@ -1,9 +1,9 @@
-"""Memory: bytes per stream entry, and per pending entry of a consumer group (issue #3).
+"""Memory: bytes per stream entry, and per pending entry of a consumer group.
 
 Ours is the growth of the server's RSS (VmRSS): a Python process has no allocator-exact figure,
 and RSS is what the machine pays. Redis's is the growth of INFO `used_memory` (what its allocator
 hands out). Both are recorded for both servers in the JSON; the printed ratio is ours-RSS over
-Redis-used_memory, the comparison issue #3 asks for.
+Redis-used_memory: what each server costs the machine against what Redis's allocator holds.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Latency during an AOF rewrite (issue #4): no client may wait more than 50 ms for a reply
+"""Latency during an AOF rewrite: no client may wait more than 50 ms for a reply
 while a rewrite of 1,000,000 stream entries runs.
 
 Both servers get `appendonly yes`, are loaded with N entries, then BGREWRITEAOF is sent while one
