@@ -39,7 +39,7 @@ def run_mix(port: int) -> None:
     r.set("s1", "v1")
     r.set("s2", "v2", pxat=FAR_MS)
     r.set("s3", "v3", ex=1000)
-    r.setex("s4", 100, "v")
+    r.execute_command("SETEX", "s4", 100, "v")
     r.psetex("s5", 100000, "v")
     r.set("s1", "new", keepttl=True)
     r.set("s1", "x", nx=True)  # no change: nothing logged
@@ -533,7 +533,7 @@ def in_process(tmp_path):
     srv.blocking = BlockingManager(loop)
     srv.pending_writes = PendingWrites(loop)
     srv.keyspace.ready_hook = srv.blocking.signal_ready
-    srv.persistence._open()
+    loop.run_until_complete(srv.persistence.start())  # no file yet: opens it for appending
     recorder = Recorder()
     srv.effects.register(recorder)
     client = Client(srv)
