@@ -21,6 +21,36 @@ from typing import Protocol
 # when it changes).
 Effect = tuple[int, list[bytes]]
 
+# Headers of the usual sizes, made once (as the reply encoder does).
+_ARRAY_HEADERS = [b"*%d\r\n" % n for n in range(64)]
+_BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
+_MULTI = b"*1\r\n$5\r\nMULTI\r\n"
+_EXEC = b"*1\r\n$4\r\nEXEC\r\n"
+
+
+def encode_effects(effects: list[Effect], transaction: bool, selected_db: int) -> tuple[bytes, int]:
+    """One unit as a stream of RESP commands (what the AOF appends, and what a replica would
+    read): a SELECT where the database differs from the one selected before, MULTI ... EXEC
+    around a transaction. Returns the bytes and the database selected after them."""
+    parts: list[bytes] = []
+    if transaction:
+        parts.append(_MULTI)
+    for db, argv in effects:
+        if db != selected_db:
+            name = b"%d" % db
+            parts.append(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(name), name))
+            selected_db = db
+        n = len(argv)
+        parts.append(_ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n)
+        for arg in argv:
+            m = len(arg)
+            parts.append(_BULK_HEADERS[m] if m < 1024 else b"$%d\r\n" % m)
+            parts.append(arg)
+            parts.append(b"\r\n")
+    if transaction:
+        parts.append(_EXEC)
+    return b"".join(parts), selected_db
+
 
 class EffectsConsumer(Protocol):
     def propagate(self, effects: list[Effect], transaction: bool) -> None:

@@ -20,12 +20,9 @@ import os
 import threading
 import time
 
-from server.persistence.resp import encode_command
+from server.effects import encode_effects
 
 log = logging.getLogger("rivulet")
-
-_MULTI = encode_command((b"MULTI",))
-_EXEC = encode_command((b"EXEC",))
 
 
 def fsync_dir(path: str) -> None:
@@ -90,17 +87,8 @@ class AppendOnlyFile:
     def propagate(self, effects: list[tuple[int, list[bytes]]], transaction: bool) -> None:
         """Append one command's (or one EXEC's) effects, with a SELECT where the database
         changes, inside MULTI ... EXEC for a transaction."""
-        parts = [_MULTI] if transaction else []
-        selected = self.selected_db
-        for db, argv in effects:
-            if db != selected:
-                parts.append(encode_command((b"SELECT", b"%d" % db)))
-                selected = db
-            parts.append(encode_command(argv))
-        self.selected_db = selected
-        if transaction:
-            parts.append(_EXEC)
-        self._append(b"".join(parts))
+        data, self.selected_db = encode_effects(effects, transaction, self.selected_db)
+        self._append(data)
 
     def _append(self, data: bytes) -> None:
         self.buf += data
