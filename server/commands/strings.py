@@ -26,7 +26,7 @@ def get_string(db: Database, key: bytes) -> bytes | None:
     return db.get_typed(key, bytes)
 
 
-def propagate_string_state(client: Client, db: Database, key: bytes) -> None:
+def _propagate_state(client: Client, db: Database, key: bytes) -> None:
     """Log key as the command left it: SET of its value (and PEXPIREAT of its TTL), or DEL.
 
     For the commands whose result depends on the clock (relative expiries) or on arithmetic a
@@ -137,7 +137,7 @@ def _set_generic(client: Client, key: bytes, value: bytes, opts: _Options, name:
     if as_sent is not None:
         client.propagate(as_sent)
     else:
-        propagate_string_state(client, db, key)
+        _propagate_state(client, db, key)
     return reply
 
 
@@ -184,7 +184,7 @@ def getset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     old = get_string(db, argv[1])
     db.set(argv[1], argv[2])
-    propagate_string_state(client, db, argv[1])
+    _propagate_state(client, db, argv[1])
     return old
 
 
@@ -216,9 +216,9 @@ def getex(client: Client, argv: list[bytes]) -> Any:
             db.delete(key)
         else:
             db.set_expire(key, when)
-        propagate_string_state(client, db, key)
+        _propagate_state(client, db, key)
     elif opts.persist and db.persist(key):
-        propagate_string_state(client, db, key)
+        _propagate_state(client, db, key)
     return value
 
 
@@ -449,7 +449,7 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
         raise ErrorReply("ERR increment would produce NaN or Infinity")
     text = format_long_double(result)
     _store_number(db, key, current is not None, text)
-    propagate_string_state(client, db, key)
+    _propagate_state(client, db, key)
     return text
 
 
@@ -470,7 +470,7 @@ def append(client: Client, argv: list[bytes]) -> Any:
     else:
         _check_length(client, len(current), len(suffix))
         db.set(key, current + suffix, keep_ttl=True)
-    propagate_string_state(client, db, key)
+    _propagate_state(client, db, key)
     return len(db.data[key])
 
 
@@ -527,5 +527,5 @@ def setrange(client: Client, argv: list[bytes]) -> Any:
     else:
         padded = current.ljust(offset, b"\0") if len(current) < offset else current
         db.set(key, padded[:offset] + patch + padded[offset + len(patch):], keep_ttl=True)
-    propagate_string_state(client, db, key)
+    _propagate_state(client, db, key)
     return len(db.data[key])

@@ -1,4 +1,4 @@
-"""Persistence as the server sees it: load at start, propagate writes, rewrite, shut down."""
+"""Persistence as the server sees it: load at start, the AOF as a consumer of effects, rewrite, shut down."""
 
 from __future__ import annotations
 
