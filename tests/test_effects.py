@@ -585,3 +585,18 @@ def test_nothing_is_handed_on_while_the_file_loads(in_process) -> None:
     srv.effects.unregister(recorder)
     execute(client, [b"SET", b"k", b"w"])
     assert len(recorder.units) == 1 and srv.effects.active  # the AOF still receives effects
+
+
+def test_effects_encode_as_resp_commands_of_any_size() -> None:
+    from server.effects import encode_effects
+    from server.persistence.resp import encode_command
+
+    big = [b"XADD", b"s", b"1-1"] + [b"f%d" % i for i in range(100)] + [b"v" * 5000]
+    unit = [(0, [b"SET", b"k", b""]), (12, big), (12, [b"DEL", b"k"]), (3, [b"PING"])]
+    data, selected = encode_effects(unit, True, 0)
+    assert selected == 3
+    assert data == b"".join([
+        encode_command([b"MULTI"]), encode_command([b"SET", b"k", b""]),
+        encode_command([b"SELECT", b"12"]), encode_command(big), encode_command([b"DEL", b"k"]),
+        encode_command([b"SELECT", b"3"]), encode_command([b"PING"]), encode_command([b"EXEC"])])
+    assert encode_effects(unit[3:], False, 3) == (encode_command([b"PING"]), 3)
