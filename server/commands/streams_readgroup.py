@@ -4,9 +4,9 @@ A hot path (XREADGROUP + XACK is what consumers loop on), so the work per call i
 argument scan, one key/group lookup per stream and the engine's read.
 
 A blocked XREADGROUP is re-run in full whenever one of its keys is signalled, as Redis 7.4 does
-(blocked.c reprocesses the command): so a deleted or flushed key or a destroyed group ends the
-wait with the command's own NOGROUP error, a key that changed type with WRONGTYPE, and a re-run
-that finds nothing new leaves the client waiting.
+(blocked.c reprocesses the command; see server/blocking.py): so a deleted or flushed key or a
+destroyed group ends the wait with the command's own NOGROUP error, a key that changed type with
+WRONGTYPE, and a re-run that finds nothing new leaves the client waiting.
 """
 
 from __future__ import annotations
@@ -145,10 +145,6 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
         return xread_reply(client, served)
     if timeout < 0:
         return NULL_ARRAY
-    # Only `>` reads get here (a history read is always served), so waiting makes sense.
-
-    def retry() -> Any:
-        again = _read(client, db, keys, id_args, group, consumer, limit, noack)
-        return xread_reply(client, again) if again else None
-
-    return Block(keys, timeout, retry)
+    # Only `>` reads get here (a history read is always served), so waiting makes sense. Any
+    # change of a key re-runs it, a deletion or a new type too: then it fails as it would now.
+    return Block(keys, timeout, NULL_ARRAY, None, Stream, True)
