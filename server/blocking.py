@@ -94,6 +94,18 @@ class BlockingManager:
     def blocking_keys(self) -> int:
         return len(self.waiters)
 
+    @property
+    def blocking_keys_on_nokey(self) -> int:
+        """Keys with a client that a deletion or type change re-runs (INFO's count of them)."""
+        count = 0
+        for parked in self.waiters.values():
+            for client in parked:
+                state = client.blocked
+                if state is not None and state.request.wake_on_nokey:
+                    count += 1
+                    break
+        return count
+
     def block(self, client: Client, request: Block, command: Command, argv: list[bytes]) -> None:
         """Park client until one of request.keys is ready, the deadline passes or it is released."""
         rerun = request.argv

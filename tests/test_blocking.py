@@ -343,3 +343,25 @@ def test_rerun_is_refused_while_writes_are(node: Node) -> None:
     node.settle()
     assert take(r) == b"-MISCONF Errors writing to the AOF file: No space left on device\r\n"
     assert counters("xreadgroup") == (before[0], before[1] + 1, before[2])
+
+
+def test_info_counts_keys_whose_deletion_reruns_a_client(node: Node) -> None:
+    w, a, b = node.client(), node.client(), node.client()
+    node.run(w, "XGROUP", "CREATE", "g1", "g", "$", "MKSTREAM")
+    node.run(w, "XGROUP", "CREATE", "g2", "g", "$", "MKSTREAM")
+    node.run(a, "XREAD", "BLOCK", 0, "STREAMS", "plain", "g1", "$", "$")
+    node.run(b, "XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "g1", "g2", ">", ">")
+
+    def clients_info() -> dict[bytes, bytes]:
+        text = node.run(w, "INFO", "clients")
+        return dict(line.split(b":", 1) for line in text.split(b"\r\n") if b":" in line)
+
+    info = clients_info()
+    assert (info[b"blocked_clients"], info[b"total_blocking_keys"],
+            info[b"total_blocking_keys_on_nokey"]) == (b"2", b"3", b"2")
+    node.run(w, "DEL", "g2")
+    node.settle()
+    assert take(b).startswith(b"-NOGROUP ")
+    info = clients_info()
+    assert (info[b"blocked_clients"], info[b"total_blocking_keys"],
+            info[b"total_blocking_keys_on_nokey"]) == (b"1", b"2", b"0")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from server.entry_cache import EntryCache
 
 _LLONG_MAX = (1 << 63) - 1
+_CLOCK_BOUND = 1 << 48  # milliseconds: the Unix clock reaches it in the year 10889
 _TIMEOUT_NOT_INT = ErrorReply("ERR timeout is not an integer or out of range")
 _TIMEOUT_NEGATIVE = ErrorReply("ERR timeout is negative")
 _TIMEOUT_RANGE = ErrorReply("ERR timeout is out of range")
@@ -140,8 +141,10 @@ def parse_block_timeout(arg: bytes) -> int:
     timeout = parse_int(arg, _TIMEOUT_NOT_INT)
     if timeout < 0:
         raise _TIMEOUT_NEGATIVE
-    if timeout > _LLONG_MAX - now_ms():
-        raise _TIMEOUT_RANGE  # Redis adds the current time to it
+    # Redis adds the current time to it: only a timeout within a clock reading of the limit
+    # can overflow (the clock is read for those alone; a woken command parses it again).
+    if timeout > _LLONG_MAX - _CLOCK_BOUND and timeout > _LLONG_MAX - now_ms():
+        raise _TIMEOUT_RANGE
     return timeout
 
 
