@@ -172,11 +172,14 @@ def _serve(cache: EntryCache, keys: list[bytes], values: list[Stream | None], af
            count: int | None) -> list[tuple[bytes, Any]]:
     """Read every stream among `values` (the keys' values, None when missing) after its ID."""
     served = []
-    for key, s, spec in zip(keys, values, after, strict=True):
+    # Indexes, not zip(): compiled, zip() is a generic call (a woken XREAD runs this again).
+    for j in range(len(keys)):
+        s = values[j]
         if s is None:
             continue
-        runs = s.runs_after(spec, count)
+        runs = s.runs_after(after[j], count)
         if runs:
+            key = keys[j]
             served.append((key, cache.reply(runs, False)))
     return served
 
@@ -231,9 +234,9 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     # the first failing key decides the error. `$` and `+` are resolved against the data now.
     after: list[int] = []
     values: list[Stream | None] = []
-    for key, arg in zip(keys, argv[streams_at + n:], strict=True):
-        s: Stream | None = db.get_typed(key, Stream)
-        spec = parse_read_id(arg, group=False)
+    for j in range(n):
+        s: Stream | None = db.get_typed(keys[j], Stream)
+        spec = parse_read_id(argv[streams_at + n + j], group=False)
         if type(spec) is not int:
             spec = 0 if s is None else s.resolve_read_id(spec)
         after.append(spec)

@@ -37,7 +37,9 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
     history reads always appear in the reply, `>` reads only when they deliver something."""
     targets: list[tuple[bytes, Stream, ConsumerGroup, Any]] = []
-    for key, arg in zip(keys, id_args, strict=True):
+    for j in range(len(keys)):  # not zip(): compiled, that is a generic call
+        key = keys[j]
+        arg = id_args[j]
         s: Stream | None = db.get_typed(key, Stream)
         g = None if s is None else s.groups.get(group)
         if s is None or g is None:
