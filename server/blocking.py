@@ -1,55 +1,88 @@
 """Blocked clients and the ready-keys queue (Redis's blocked.c).
 
-A command that has nothing to return yet (XREAD BLOCK...) returns a `Block` request. The client is
-parked on its keys. Writes never wake clients directly: they only mark a key *ready*. The ready keys
-are served once per event-loop iteration, after the commands read in that iteration have run and
-before the loop polls again, so a burst of writes wakes each waiter once with everything new.
-Clients parked on a key are served first-come first-served; a woken client re-runs its read
-(`Block.retry`), and stays parked if that read still finds nothing.
+This module knows keys, clients, deadlines and first-come first-served order; it knows no value
+types and no commands. A command that has nothing to return yet (XREAD BLOCK, later BLPOP...)
+returns a `Block` that says which keys it waits on, for how long, what it answers on timeout,
+which argv re-runs it and which value type can serve it. The client is parked on those keys.
+
+Writes never wake clients directly: they only mark a key *ready*. The ready keys are served once
+per event-loop iteration, after the commands read in that iteration have run and before the loop
+polls again, so a burst of writes wakes each waiter once with everything new. Serving a key
+re-executes the command of each client parked on it, in arrival order, through the normal
+dispatch path (`dispatch.reexecute`); a re-run that would block again leaves the client where it
+was, with its original deadline and place in line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import NULL_ARRAY, ErrorReply
 
 if TYPE_CHECKING:
+    from server.command_table import Command
     from server.connection import Client
+
+log = logging.getLogger("rivulet")
+
+UNBLOCKED_BY_CLIENT = ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+
+BLOCKED = object()  # what running a command returns when it parked (or kept parked) its client
 
 
 class Block:
     """What a handler returns to park its client.
 
-    retry() re-runs the read against the current data: it returns the reply to send (entries, or an
-    error when the key or group went away), or None to keep waiting.
+    keys: the keys whose changes may let the command complete.
+    timeout_ms: how long to wait; 0 waits forever.
+    timeout_reply: the answer when the wait ends without the command completing (also the
+        answer inside MULTI, where a command cannot wait).
+    argv: the command to re-run when a key is ready, with what the first run resolved written
+        in (XREAD's `$` as the last ID it saw); None re-runs the command as it was sent.
+    wake_type: the class of value that can serve it (a key that now holds another type, or
+        none, does not re-run it); None re-runs it on any change of its keys.
+    wake_on_nokey: re-run it also when a key is deleted or changes type, so that the command
+        can fail as it would if sent now (XREADGROUP, whose group went away with the key).
     """
 
-    __slots__ = ("keys", "timeout_ms", "retry", "timeout_reply")
+    __slots__ = ("keys", "timeout_ms", "timeout_reply", "argv", "wake_type", "wake_on_nokey")
 
-    def __init__(self, keys: list[bytes], timeout_ms: int, retry: Callable[[], Any],
-                 timeout_reply: Any = NULL_ARRAY) -> None:
+    def __init__(self, keys: list[bytes], timeout_ms: int, timeout_reply: Any = NULL_ARRAY,
+                 argv: list[bytes] | None = None, wake_type: type | None = None,
+                 wake_on_nokey: bool = False) -> None:
         self.keys = keys
-        self.timeout_ms = timeout_ms  # 0 blocks forever
-        self.retry = retry
+        self.timeout_ms = timeout_ms
         self.timeout_reply = timeout_reply
+        self.argv = argv
+        self.wake_type = wake_type
+        self.wake_on_nokey = wake_on_nokey
 
 
 class BlockedState:
-    __slots__ = ("client", "request", "db", "timer")
+    """A parked client: the command and argv to re-run, in the database it was sent to."""
 
-    def __init__(self, client: Client, request: Block, db: int) -> None:
+    __slots__ = ("client", "request", "command", "argv", "db", "timer")
+
+    def __init__(self, client: Client, request: Block, command: Command, argv: list[bytes],
+                 db: int) -> None:
         self.client = client
         self.request = request
+        self.command = command
+        self.argv = argv
         self.db = db
         self.timer: asyncio.TimerHandle | None = None
 
 
 class BlockingManager:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        # Imported here: dispatch depends on this module (Block), not the other way round.
+        from server.dispatch import reexecute
+
         self.loop = loop
+        self._reexecute: Callable[[Client, Command, list[bytes]], Any] = reexecute
         # (db, key) -> clients parked on it, in arrival order (dict as an ordered set)
         self.waiters: dict[tuple[int, bytes], dict[Client, None]] = {}
         # keys signalled since the last serve, in signal order
@@ -61,8 +94,23 @@ class BlockingManager:
     def blocking_keys(self) -> int:
         return len(self.waiters)
 
-    def block(self, client: Client, request: Block) -> None:
-        state = BlockedState(client, request, client.db.index)
+    @property
+    def blocking_keys_on_nokey(self) -> int:
+        """Keys with a client that a deletion or type change re-runs (INFO's count of them)."""
+        count = 0
+        for parked in self.waiters.values():
+            for client in parked:
+                state = client.blocked
+                if state is not None and state.request.wake_on_nokey:
+                    count += 1
+                    break
+        return count
+
+    def block(self, client: Client, request: Block, command: Command, argv: list[bytes]) -> None:
+        """Park client until one of request.keys is ready, the deadline passes or it is released."""
+        rerun = request.argv
+        state = BlockedState(client, request, command, argv if rerun is None else rerun,
+                             client.db.index)
         client.blocked = state
         for key in request.keys:
             self.waiters.setdefault((state.db, key), {})[client] = None
@@ -82,22 +130,45 @@ class BlockingManager:
 
     def serve_ready_keys(self) -> None:
         self._scheduled = False
-        # Serving can make more keys ready (a woken XREADGROUP writes nothing, but a future
-        # blocking command might), so loop until the queue is empty.
+        # A re-run command may make more keys ready (BLMOVE pushes where others wait): they
+        # are served in a next round of this loop, after every key of the current round.
         while self.ready:
-            ready = list(self.ready)
-            self.ready.clear()
+            ready = self.ready
+            self.ready = {}
             for db, key in ready:
                 parked = self.waiters.get((db, key))
-                if not parked:
+                if parked:
+                    self._serve_key(db, key, parked)
+
+    def _serve_key(self, db: int, key: bytes, parked: dict[Client, None]) -> None:
+        # A snapshot: re-runs release clients (and their deferred commands may park them
+        # again, at the end of the line) while this runs.
+        for client in list(parked):
+            state = client.blocked
+            if state is None or client not in parked:
+                continue
+            request = state.request
+            if not request.wake_on_nokey:
+                wake_type = request.wake_type
+                if wake_type is not None and type(_live_value(client, db, key)) is not wake_type:
                     continue
-                for client in list(parked):
-                    state = client.blocked
-                    if state is None or (db, key) not in self.waiters or client not in parked:
-                        continue
-                    reply = client.run_blocked_retry(state.request.retry)
-                    if reply is not None:
-                        self.unblock(client, reply)
+            try:
+                reply = self._reexecute(client, state.command, state.argv)
+            except Exception as exc:  # one failing command must not leave the others parked
+                log.exception("internal error re-running %r for a blocked client",
+                              state.command.name)
+                reply = internal_error(state.command.name, exc)
+            if reply is BLOCKED:
+                continue
+            self._forget(client)
+            try:
+                client.resume_after_block(reply)
+            except Exception:
+                # From the commands it had pipelined behind: their replies may be lost, so
+                # what was answered goes out and the connection closes.
+                log.exception("internal error resuming client id=%d", client.id)
+                client.close_after_reply = True
+                client.pending_writes.add(client)
 
     def unblock(self, client: Client, reply: Any) -> None:
         """Release a parked client with `reply`, then let it go on with its pipeline."""
@@ -114,9 +185,12 @@ class BlockingManager:
         state = client.blocked
         if state is None:
             return False
-        reply = (ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK") if with_error
-                 else state.request.timeout_reply)
-        self.unblock(client, reply)
+        if with_error:
+            # As Redis: the blocked command ends failed (its call was counted when it blocked).
+            state.command.failed_calls += 1
+            self.unblock(client, UNBLOCKED_BY_CLIENT)
+        else:
+            self.unblock(client, state.request.timeout_reply)
         return True
 
     def disconnected(self, client: Client) -> None:
@@ -138,3 +212,17 @@ class BlockingManager:
                 parked.pop(client, None)
                 if not parked:
                     del self.waiters[(state.db, key)]
+
+
+def internal_error(name: str, exc: Exception) -> ErrorReply:
+    """The reply a client gets instead of the one a failure kept its command from making."""
+    return ErrorReply(f"ERR internal error while running '{name}': {type(exc).__name__}")
+
+
+def _live_value(client: Client, db: int, key: bytes) -> Any:
+    """The key's value, None when missing or expired; unlike Database.get, expires nothing."""
+    database = client.keyspace.dbs[db]
+    value = database.data.get(key)
+    if value is not None and database.expires and database.is_expired(key):
+        return None
+    return value

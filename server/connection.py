@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import write_reply
 from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser
 from protocol.reply import ErrorReply
-from server.dispatch import BLOCKED, execute, execute_run, propagate_effects, run_handler_for
+from server.blocking import internal_error
+from server.dispatch import BLOCKED, execute, execute_run, run_handler_for
 from server.flow import OutputFlow
-from streams.errors import StreamError
 
 if TYPE_CHECKING:
     from server.blocking import BlockedState
@@ -62,6 +62,8 @@ class Client(asyncio.Protocol):
         self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False
         self.blocked: BlockedState | None = None
+        # Set while a parked command runs again (Redis's CLIENT_REPROCESSING_COMMAND).
+        self.reprocessing = False
         self.deferred: deque[list[bytes]] = deque()
         self.deferred_error: ProtocolError | None = None
         self.is_loader = False
@@ -170,17 +172,6 @@ class Client(asyncio.Protocol):
             if self.close_after_reply:
                 break
 
-    def run_blocked_retry(self, retry: Any) -> Any:
-        try:
-            reply = retry()
-        except ErrorReply as err:
-            reply = err
-        except StreamError as err:
-            reply = ErrorReply(err.message)
-        if self.effects.pending:
-            propagate_effects(self)
-        return reply
-
     def propagate(self, argv: list[bytes]) -> None:
         """Record argv, in this client's database, as (part of) the running command's effect:
         what a replay runs to make the same change (see server/effects.py)."""
@@ -192,9 +183,19 @@ class Client(asyncio.Protocol):
         """Released by the blocking manager: send the reply, then run what was read meanwhile."""
         if self.closed:
             return
+        out = self.out
+        mark = len(out)
+        try:
+            write_reply(out, reply, self.resp3)
+        except Exception as exc:
+            # Whatever the encoder wrote of it would desynchronise the client: an error instead.
+            log.exception("internal error encoding the reply of a blocked command")
+            del out[mark:]
+            name = self.last_command.name if self.last_command is not None else "?"
+            reply = internal_error(name, exc)
+            write_reply(out, reply, self.resp3)
         if type(reply) is ErrorReply:
             self.stats.count_error(reply.message)
-        write_reply(self.out, reply, self.resp3)
         while self.deferred and self.blocked is None and not self.close_after_reply:
             pending = list(self.deferred)
             self.deferred.clear()

@@ -10,7 +10,7 @@ from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import QUEUED, ErrorReply
-from server.blocking import Block
+from server.blocking import BLOCKED, Block, internal_error
 from server.command_table import COMMANDS, Command
 from streams.errors import StreamError
 
@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from server.connection import Client
 
 log = logging.getLogger("rivulet")
-
-BLOCKED = object()  # returned by execute() when the client is now parked
 
 NOAUTH = ErrorReply("NOAUTH Authentication required.")
 # Commands that run at once even inside MULTI (Redis: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
@@ -159,18 +157,40 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
         reply = ErrorReply(err.message)
     except Exception as exc:  # a bug must cost one reply, never the server or the connection
         log.exception("internal error running %r", cmd.name)
-        reply = ErrorReply(f"ERR internal error while running '{cmd.name}': {type(exc).__name__}")
-    cmd.calls += 1
+        reply = internal_error(cmd.name, exc)
     cmd.usec += (perf_counter_ns() - t0) // 1000
-    client.stats.commands_processed += 1
+    if not client.reprocessing:
+        # As Redis 7.0: a command that blocks counts as one call, when it first runs.
+        cmd.calls += 1
+        client.stats.commands_processed += 1
     if client.effects.pending:
         propagate_effects(client)
     if type(reply) is ErrorReply:
         cmd.failed_calls += 1
     elif type(reply) is Block:
+        if client.reprocessing:
+            return BLOCKED  # still nothing to return: it stays parked where it was
         if client.in_exec or client.multi is not None:
             # Inside a transaction a blocking command cannot wait: it answers as on timeout.
             return reply.timeout_reply
-        client.server.blocking.block(client, reply)
+        client.server.blocking.block(client, reply, cmd, argv)
         return BLOCKED
     return reply
+
+
+def reexecute(client: Client, cmd: Command, argv: list[bytes]) -> Any:
+    """Run a parked client's command again because one of its keys is ready (Redis 7's
+    reprocessing of a blocked command): its reply, or BLOCKED when it would block again.
+
+    Its call was counted when it first ran; this run adds its time, and a failure. The checks
+    that depend on the server's state are made again, as Redis's processCommand does.
+    """
+    write_error = client.server.write_error
+    if cmd.is_write and write_error is not None:
+        cmd.rejected_calls += 1
+        return ErrorReply(write_error)
+    client.reprocessing = True
+    try:
+        return call(client, cmd, argv)
+    finally:
+        client.reprocessing = False

@@ -163,7 +163,7 @@ def section_clients(server: Server) -> str:
                                          and c.blocked.timer is not None)),
         ("total_watched_keys", len(server.keyspace.watchers)),
         ("total_blocking_keys", blocking.blocking_keys if blocking else 0),
-        ("total_blocking_keys_on_nokey", 0),
+        ("total_blocking_keys_on_nokey", blocking.blocking_keys_on_nokey if blocking else 0),
     ]
     return "# Clients\r\n" + _lines(pairs)
 

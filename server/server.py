@@ -86,20 +86,25 @@ class Server:
 
     # --- lifecycle -----------------------------------------------------------------------
 
+    def attach_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Create the parts that schedule work on the event loop; clients can be made after."""
+        self.loop = loop
+        self.blocking = BlockingManager(loop)
+        self.pending_writes = PendingWrites(loop)
+        self.keyspace.ready_hook = self.blocking.signal_ready
+
     async def start(self) -> None:
         from server.connection import Client
 
-        self.loop = asyncio.get_running_loop()
-        self.blocking = BlockingManager(self.loop)
-        self.pending_writes = PendingWrites(self.loop)
-        self.keyspace.ready_hook = self.blocking.signal_ready
+        loop = asyncio.get_running_loop()
+        self.attach_loop(loop)
         self._stop_event = asyncio.Event()
         port = self.config["port"]
         backlog = self.config["tcp-backlog"]
         for addr in self.config["bind"]:
             host = addr.lstrip("-")  # "-::1": optional address, as in redis.conf
             try:
-                srv = await self.loop.create_server(
+                srv = await loop.create_server(
                     lambda: Client(self), host=host, port=port, backlog=backlog, reuse_address=True
                 )
             except OSError as exc:

@@ -15,8 +15,8 @@ import hiredis
 import pytest
 import redis
 
-from tests.helpers import aof_path, restart
-from tests.serverproc import RedisProcess, ServerProcess
+from tests.helpers import aof_path, encode_command, read_reply, restart, wait_blocked
+from tests.serverproc import RawConnection, RedisProcess, ServerProcess
 
 # Consumer times move on between a save and a restart, and a rewrite packs entries into fewer
 # nodes (as Redis's does); everything else must be identical.
@@ -147,6 +147,43 @@ def test_stream_aof_replays_into_real_redis(server_factory, real_redis) -> None:
             or [(p["message_id"], p["consumer"], p["times_delivered"]) for p in r.xpending_range("s", "g1", "-", "+", 1000)] == \
                [(p["message_id"], p["consumer"], p["times_delivered"]) for p in theirs.xpending_range("s", "g1", "-", "+", 1000)]
     theirs.flushall()
+
+
+def test_woken_group_reads_are_logged(server_factory) -> None:
+    # A woken XREADGROUP runs again through dispatch: what it delivers then, and the consumer
+    # a re-run that blocks again creates, reach the AOF like any command's effects.
+    srv = server_factory()
+    r = redis.Redis(port=srv.port)
+    r.xgroup_create("s", "g", id="$", mkstream=True)
+    r.xgroup_create("s", "other", id="$")
+    readers = [RawConnection(srv.port) for _ in range(2)]
+    try:
+        readers[0].send(encode_command("XREADGROUP", "GROUP", "g", "alice", "COUNT", 1, "BLOCK", 0,
+                                       "STREAMS", "s", ">"))
+        readers[1].send(encode_command("XREADGROUP", "GROUP", "g", "bob", "BLOCK", 0,
+                                       "STREAMS", "s", ">"))
+        wait_blocked(r, 2)
+        pipe = r.pipeline(transaction=True)
+        pipe.xgroup_destroy("s", "g")
+        pipe.xgroup_create("s", "g", id="$")
+        pipe.execute()  # both re-run: new consumers, nothing to read yet
+        wait_blocked(r, 2)
+        r.xadd("s", {"f": "v"}, id="1-0")
+        assert read_reply(readers[0]).count(b"1-0") == 1
+        wait_blocked(r, 1)
+    finally:
+        for reader in readers:
+            reader.close()
+    before = full_state(r, "s")
+    assert [c["name"] for c in r.xinfo_consumers("s", "g")] == [b"alice", b"bob"]
+    srv2 = restart(srv)
+    try:
+        r = redis.Redis(port=srv2.port)
+        assert full_state(r, "s") == before
+        assert [(p["message_id"], p["consumer"]) for p in r.xpending_range("s", "g", "-", "+", 10)] \
+            == [(b"1-0", b"alice")]
+    finally:
+        srv2.cleanup()
 
 
 def _producer(port: int, stream: str, acked: list, stop: threading.Event) -> None:

@@ -313,7 +313,13 @@ def client_unblock(client: Client, argv: list[bytes]) -> Any:
     target = client.server.clients.get(parse_int(argv[2]))
     if target is None or target.blocked is None:
         return 0
-    return 1 if client.server.blocking.client_unblock(target, with_error) else 0
+    if not client.server.blocking.client_unblock(target, with_error):
+        return 0
+    if with_error and client.last_command is not None:
+        # Redis counts a command during which an error reply went out, to any client, as
+        # failed: CLIENT UNBLOCK ERROR shows in both commands' failed_calls.
+        client.last_command.failed_calls += 1
+    return 1
 
 
 def _on_off(argv: list[bytes]) -> bool | None:

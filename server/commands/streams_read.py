@@ -10,8 +10,8 @@ from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server.blocking import Block
 from server.command_table import command, key_spec, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
-from server.keyspace import WRONGTYPE, Database, now_ms
-from streams import LAST_ENTRY, Stream, StreamError
+from server.keyspace import now_ms
+from streams import Stream, format_id
 from streams.ids import parse_range_end, parse_range_start, parse_read_id
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from server.entry_cache import EntryCache
 
 _LLONG_MAX = (1 << 63) - 1
+_CLOCK_BOUND = 1 << 48  # milliseconds: the Unix clock reaches it in the year 10889
 _TIMEOUT_NOT_INT = ErrorReply("ERR timeout is not an integer or out of range")
 _TIMEOUT_NEGATIVE = ErrorReply("ERR timeout is negative")
 _TIMEOUT_RANGE = ErrorReply("ERR timeout is out of range")
@@ -134,8 +135,10 @@ def parse_block_timeout(arg: bytes) -> int:
     timeout = parse_int(arg, _TIMEOUT_NOT_INT)
     if timeout < 0:
         raise _TIMEOUT_NEGATIVE
-    if timeout > _LLONG_MAX - now_ms():
-        raise _TIMEOUT_RANGE  # Redis adds the current time to it
+    # Redis adds the current time to it: only a timeout within a clock reading of the limit
+    # can overflow (the clock is read for those alone; a woken command parses it again).
+    if timeout > _LLONG_MAX - _CLOCK_BOUND and timeout > _LLONG_MAX - now_ms():
+        raise _TIMEOUT_RANGE
     return timeout
 
 
@@ -159,40 +162,20 @@ def xread_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
     return Raw(b"".join(parts))
 
 
-def _serve(cache: EntryCache, keys: list[bytes], values: list[Any], after: list[Any],
+def _serve(cache: EntryCache, keys: list[bytes], values: list[Stream | None], after: list[int],
            count: int | None) -> list[tuple[bytes, Any]]:
-    """Read every stream among `values` (the keys' values) after its ID; other values are
-    skipped (the caller decides about errors). A `+` left unresolved (a woken client) is
-    resolved against the data now."""
+    """Read every stream among `values` (the keys' values, None when missing) after its ID."""
     served = []
-    for key, s, spec in zip(keys, values, after, strict=True):
-        if type(s) is not Stream:
+    # Indexes, not zip(): compiled, zip() is a generic call (a woken XREAD runs this again).
+    for j in range(len(keys)):
+        s = values[j]
+        if s is None:
             continue
-        if spec is LAST_ENTRY:
-            if not s.last_id:
-                continue
-            spec = s.last_id - 1
-        runs = s.runs_after(spec, count)
+        runs = s.runs_after(after[j], count)
         if runs:
+            key = keys[j]
             served.append((key, cache.reply(runs, False)))
     return served
-
-
-def _retry_error(db: Database, keys: list[bytes], after: list[Any]) -> Exception | None:
-    """The error the re-run command would stop at (a key now of another type, `+` on a stream
-    with no ID yet), in key order, as the ID-parsing pass of XREAD meets them."""
-    for key, spec in zip(keys, after, strict=True):
-        value = db.get(key)
-        if value is None:
-            continue
-        if type(value) is not Stream:
-            return WRONGTYPE
-        if spec is LAST_ENTRY:
-            try:
-                value.resolve_read_id(spec)
-            except StreamError as err:
-                return err
-    return None
 
 
 @command("xread", -4, "blocking readonly", group="stream", since="5.0.0",
@@ -241,11 +224,11 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     # One pass in key order: a key's type is checked before its ID is parsed, as in Redis, so
     # the first failing key decides the error. `$` and `+` are resolved against the data now.
-    after: list[Any] = []
+    after: list[int] = []
     values: list[Stream | None] = []
-    for key, arg in zip(keys, argv[streams_at + n:], strict=True):
-        s: Stream | None = db.get_typed(key, Stream)
-        spec = parse_read_id(arg, group=False)
+    for j in range(n):
+        s: Stream | None = db.get_typed(keys[j], Stream)
+        spec = parse_read_id(argv[streams_at + n + j], group=False)
         if type(spec) is not int:
             spec = 0 if s is None else s.resolve_read_id(spec)
         after.append(spec)
@@ -255,25 +238,17 @@ def xread(client: Client, argv: list[bytes]) -> Any:
         return xread_reply(client, served)
     if timeout < 0:
         return NULL_ARRAY
-    return Block(keys, timeout, _make_retry(client, db, keys, argv[streams_at + n:], after,
-                                            count or None))
+    return Block(keys, timeout, NULL_ARRAY, _rerun_argv(argv, streams_at + n, after), Stream)
 
 
-def _make_retry(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
-                after: list[Any], count: int | None) -> Any:
-    # `$` stays resolved to the last ID seen when blocking (Redis rewrites the argument); `+` is
-    # not rewritten by Redis, so the woken read resolves it again against the new data.
-    specs = [LAST_ENTRY if arg == b"+" else spec for arg, spec in zip(id_args, after, strict=True)]
-
-    def retry() -> Any:
-        served = _serve(client.server.entry_cache, keys, [db.get(key) for key in keys], specs, count)
-        if not served:
-            return None  # e.g. the key was deleted or re-created empty: keep waiting
-        # Redis re-runs the whole command when a stream key is ready: a key that meanwhile
-        # became another type, anywhere in the list, fails it.
-        err = _retry_error(db, keys, specs)
-        if err is not None:
-            raise err
-        return xread_reply(client, served)
-
-    return retry
+def _rerun_argv(argv: list[bytes], ids_at: int, after: list[int]) -> list[bytes] | None:
+    """argv with each `$` replaced by the ID it stood for now, as Redis rewrites it when
+    blocking, so that the woken command reads what came after; None when there is none.
+    `+` is not rewritten (nor is it by Redis): the woken command resolves it again."""
+    rerun = None
+    for j, spec in enumerate(after):
+        if argv[ids_at + j] == b"$":
+            if rerun is None:
+                rerun = list(argv)
+            rerun[ids_at + j] = format_id(spec)
+    return rerun

@@ -4,9 +4,9 @@ A hot path (XREADGROUP + XACK is what consumers loop on), so the work per call i
 argument scan, one key/group lookup per stream and the engine's read.
 
 A blocked XREADGROUP is re-run in full whenever one of its keys is signalled, as Redis 7.4 does
-(blocked.c reprocesses the command): so a deleted or flushed key or a destroyed group ends the
-wait with the command's own NOGROUP error, a key that changed type with WRONGTYPE, and a re-run
-that finds nothing new leaves the client waiting.
+(blocked.c reprocesses the command; see server/blocking.py): so a deleted or flushed key or a
+destroyed group ends the wait with the command's own NOGROUP error, a key that changed type with
+WRONGTYPE, and a re-run that finds nothing new leaves the client waiting.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
     history reads always appear in the reply, `>` reads only when they deliver something."""
     targets: list[tuple[bytes, Stream, ConsumerGroup, Any]] = []
-    for key, arg in zip(keys, id_args, strict=True):
+    for j in range(len(keys)):  # not zip(): compiled, that is a generic call
+        key = keys[j]
+        arg = id_args[j]
         s: Stream | None = db.get_typed(key, Stream)
         g = None if s is None else s.groups.get(group)
         if s is None or g is None:
@@ -144,10 +146,6 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
         return xread_reply(client, served)
     if timeout < 0:
         return NULL_ARRAY
-    # Only `>` reads get here (a history read is always served), so waiting makes sense.
-
-    def retry() -> Any:
-        again = _read(client, db, keys, id_args, group, consumer, limit, noack)
-        return xread_reply(client, again) if again else None
-
-    return Block(keys, timeout, retry)
+    # Only `>` reads get here (a history read is always served), so waiting makes sense. Any
+    # change of a key re-runs it, a deletion or a new type too: then it fails as it would now.
+    return Block(keys, timeout, NULL_ARRAY, None, Stream, True)
