@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
+from protocol.stream_resp import entries_reply
 from server.command_table import command, container
 from server.commands.admin import help_reply, subcommand_syntax_error
 from server.commands.connection import parse_int
-from server.commands.stream_common import SYNTAX_ERROR, entries_reply, get_stream, new_stream
+from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.commands.stream_propagate import aof_enabled, consumer_effect, position_effect, propagate_pel
 from server.keyspace import now_ms
 from streams import (

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
+from protocol.stream_resp import entries_reply, entry_reply
 from server.command_table import command, container
 from server.commands.admin import help_reply, subcommand_syntax_error
 from server.commands.connection import parse_int
-from server.commands.stream_common import entries_reply, entry_reply
 from server.keyspace import now_ms
 from streams import Stream, format_id, nogroup_for_key
 
