@@ -21,7 +21,6 @@ least recently read (they are never served again: no node gets that key again).
 from __future__ import annotations
 
 from array import array
-from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from protocol.reply import Raw
@@ -54,8 +53,9 @@ class EntryCache:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.used = 0
-        # Node key -> its memo, least recently read first.
-        self._lru: OrderedDict[int, _Memo] = OrderedDict()
+        # Node key -> its memo, least recently read first (a dict keeps insertion order: a memo
+        # read is moved to the end by taking it out and putting it back).
+        self._lru: dict[int, _Memo] = {}
         # Keys of nodes read once and not kept (yet): a second read keeps them.
         self._seen: dict[int, None] = {}
 
@@ -82,8 +82,11 @@ class EntryCache:
         lru = self._lru
         for run in runs:
             key = run.key
-            memo = lru.get(key)
-            if memo is None:
+            memo: _Memo | None = lru.get(key)
+            if memo is not None and memo.base <= run.lo and run.hi <= memo.top():
+                del lru[key]
+                lru[key] = memo
+            elif memo is None:
                 if key not in self._seen:
                     if len(self._seen) >= _SEEN_MAX:
                         self._seen.clear()
@@ -91,7 +94,9 @@ class EntryCache:
                     append_run(parts, run, reverse)
                     continue
                 del self._seen[key]
-            memo = self._fill(run, memo)
+                memo = self._fill(run, memo)
+            else:
+                memo = self._fill(run, memo)
             if memo is None:  # too big to keep: this read only
                 append_run(parts, run, reverse)
                 continue
@@ -115,9 +120,6 @@ class EntryCache:
         key = run.key
         if memo is not None:
             top = memo.top()
-            if memo.base <= lo and hi <= top:
-                self._lru.move_to_end(key)
-                return memo
             if lo < memo.base:
                 self._drop(key)
                 memo = None
@@ -142,16 +144,15 @@ class EntryCache:
         memo.buf += b"".join(added)
         self.used += size - memo.size if held else size
         memo.size = size
+        self._lru.pop(key, None)
         self._lru[key] = memo
-        self._lru.move_to_end(key)
         self._evict()  # never this memo: it is the most recent, and fits the budget alone
         return memo
 
     def _evict(self) -> None:
         lru = self._lru
         while self.used > self.budget and lru:
-            _key, memo = lru.popitem(last=False)
-            self.used -= memo.size
+            self.used -= lru.pop(next(iter(lru))).size
 
     def _drop(self, key: int) -> None:
         memo = self._lru.pop(key, None)
