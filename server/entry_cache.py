@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from streams.storage import Run
 
 _MEMO_OVERHEAD = 200  # the memo object, its buffer's and offsets' headers, its LRU slot
-_SEEN_MAX = 4096  # nodes read once that are remembered (their keys only)
+# Nodes read once that are remembered (their keys only), the oldest forgotten first: a node read
+# again soon after is hot (tailing readers, a polled page); one read again only after hundreds
+# of others (a second pass over a backlog) would be let go before it is read a third time.
+_SEEN_MAX = 256
 
 
 class _Memo:
@@ -87,10 +90,11 @@ class EntryCache:
                 del lru[key]
                 lru[key] = memo
             elif memo is None:
-                if key not in self._seen:
-                    if len(self._seen) >= _SEEN_MAX:
-                        self._seen.clear()
-                    self._seen[key] = None
+                seen = self._seen
+                if key not in seen:
+                    if len(seen) >= _SEEN_MAX:
+                        del seen[next(iter(seen))]
+                    seen[key] = None
                     append_run(parts, run, reverse)
                     continue
                 del self._seen[key]
