@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.reply import OK, PONG, ErrorReply, SimpleString
 from server.command_table import command
-from server.server import VERSION
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -152,6 +151,10 @@ def hello(client: Client, argv: list[bytes]) -> Any:
     if name is not None:
         client.name = name
     client.resp3 = version == 3
+    # Imported here: the stream command modules import this one (parse_int), and importing
+    # server.server at module level would load the whole server, persistence included, with them.
+    from server.server import VERSION
+
     return {
         b"server": b"redis",
         b"version": VERSION.encode(),
