@@ -24,7 +24,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import count as _count
-from typing import Any, Final
+from typing import Final
 
 # Redis refuses listpacks over 1 GiB; a node_max_bytes of 0 means "up to that size".
 MAX_NODE_SIZE: Final = 1 << 30
@@ -290,51 +290,32 @@ class Node:
         return bisect_right(self.seq, eid & _U64, lo, hi) - 1
 
     def fields_at(self, i: int) -> list[bytes]:
-        """Decode entry i's flat [field, value, ...] list."""
-        names, items = self.split_at(i)
-        if names is not None:
-            out: list[Any] = []  # bytearray slices while the node is open, bytes once sealed
-            for name, value in zip(names, items[1::2], strict=True):
-                out.append(name)
-                out.append(value)
-        else:
-            out = items
-        if type(self.data) is bytearray:  # the open tail node: hand out immutable copies
-            return [bytes(x) for x in out]
-        return out
-
-    def split_at(self, i: int) -> tuple[tuple[bytes, ...] | None, list[Any]]:
-        """Entry i as (the node's field names, [len(value), value, ...]) when it has exactly
-        those fields, else (None, [field, value, ...]): readers that format many entries can then
-        reuse the work done for the shared field names instead of seeing them again entry by
-        entry, and have each value's length, decoded here anyway, for free. Values are copies
-        (bytes, or bytearray for the open tail node), never views."""
+        """Decode entry i's flat [field, value, ...] list (copies, never views)."""
         data = self.data
         p = self.offs[i]
         k = data[p]
         p += 1
-        if k == 0:
-            sized: list[Any] = []
-            for _ in self.fields:
+        out: list[bytes] = []
+        if k == 0:  # the node's field names, then only the values are stored
+            for name in self.fields:
                 n = data[p]
                 p += 1
                 if n >= 0x80:
                     n, p = _get_len_slow(data, p - 1)
-                sized.append(n)
-                sized.append(data[p:p + n])
+                out.append(name)
+                out.append(bytes(data[p:p + n]))
                 p += n
-            return self.fields, sized
+            return out
         if k >= 0x80:
             k, p = _get_len_slow(data, p - 1)
-        items = []
         for _ in range(2 * k):
             n = data[p]
             p += 1
             if n >= 0x80:
                 n, p = _get_len_slow(data, p - 1)
-            items.append(data[p:p + n])
+            out.append(bytes(data[p:p + n]))
             p += n
-        return None, items
+        return out
 
 
 class Run:
@@ -585,11 +566,11 @@ class EntryStore:
         return None
 
     def iter_range(
-        self, start: int, end: int, reverse: bool = False, split: bool = False
-    ) -> Iterator[tuple[int, Any]]:
+        self, start: int, end: int, reverse: bool = False
+    ) -> Iterator[tuple[int, list[bytes]]]:
         """Live entries with start <= ID <= end, ascending (or descending if reverse).
 
-        Each is (id, fields), or with `split` (id, (field names | None, items)): `Node.split_at`.
+        Each is (id, fields).
         The store must not be modified while the iterator is in use.
         """
         if start > end:
@@ -617,7 +598,7 @@ class EntryStore:
                         if eid > end:
                             return
                         if dead is None or not dead[i >> 3] & (1 << (i & 7)):
-                            yield eid, node.split_at(i) if split else node.fields_at(i)
+                            yield eid, node.fields_at(i)
                         i += 1
                 ni += 1
         else:
@@ -635,7 +616,7 @@ class EntryStore:
                         if eid < start:
                             return
                         if dead is None or not dead[i >> 3] & (1 << (i & 7)):
-                            yield eid, node.split_at(i) if split else node.fields_at(i)
+                            yield eid, node.fields_at(i)
                         i -= 1
                 if keys[ni] <= start:
                     return
@@ -712,22 +693,6 @@ class EntryStore:
                     return out
             ni += 1
         return out
-
-    def iter_ids(self, start: int, end: int) -> Iterator[int]:
-        """Live IDs in [start, end] ascending, without decoding fields."""
-        keys = self.keys
-        nodes = self.nodes
-        first = max(bisect_right(keys, start) - 1, 0)
-        for ni in range(first, len(nodes)):
-            if keys[ni] > end:
-                return
-            node = nodes[ni]
-            for i in range(node.index_ge(start), len(node)):
-                eid = node.id_at(i)
-                if eid > end:
-                    return
-                if not node.is_dead(i):
-                    yield eid
 
 
 def _live_runs(node: Node, lo: int, hi: int, left: int, reverse: bool,
