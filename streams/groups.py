@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .stream import Stream
 
 Entry = tuple[int, list[bytes]]
+
+
 class PendingEntry:
     """A delivered, not yet acknowledged entry (Redis's streamNACK).
 

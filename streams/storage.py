@@ -16,6 +16,10 @@ keeps no per-entry Python object, only packed buffers:
 The stream keeps two parallel lists, node master IDs (`keys`, bisected to find a node) and the
 nodes themselves. Like Redis, XDEL only flags entries and frees a node when its last live entry
 goes; trimming drops whole nodes from the head and, when exact, flags entries of one node.
+
+Nodes are this module's own business. Readers of many entries get `Run`s (`EntryStore.runs`,
+`runs_from`): consecutive live entries of one node with the packed form documented there, so
+that the RESP encoder reads that form without knowing how nodes grow, widen or get sealed.
 """
 
 from __future__ import annotations
