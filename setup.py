@@ -25,6 +25,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = [
     "protocol/encoder.py",
     "protocol/parser.py",
+    "protocol/stream_resp.py",
     "server/blocking.py",
     "server/command_table.py",
     "server/connection.py",

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.backlog import BacklogCase
 from bench.case import Case, Options
 from bench.groupdriver import XreadgroupCase
 from bench.latency import LatencyCase
@@ -25,9 +26,10 @@ from bench.throughput import PingCase, XaddCase, XrangeCase
 
 CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XrangeCase(), XreadgroupCase(),
+                           BacklogCase(),
                            RewriteLatencyCase(), LatencyCase(), ScalingCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
-QUICK = {"entries": 100_000, "requests": 5_000}
+QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 
 
 def parse_args(argv: list[str]) -> tuple[list[Case], Options, argparse.Namespace]:
@@ -39,6 +41,8 @@ def parse_args(argv: list[str]) -> tuple[list[Case], Options, argparse.Namespace
     parser.add_argument("--entries", type=int, help="memory case: entries to XADD (default 1000000)")
     parser.add_argument("--requests", type=int,
                         help="requests per redis-benchmark run, entries for the XREADGROUP driver (default 50000)")
+    parser.add_argument("--backlog", type=int,
+                        help="backlog case: entries in the stream read through (default 500000)")
     parser.add_argument("--repeat", type=int, help="runs per case (default: 3; latency 5; memory, scaling, rewrite-latency 1)")
     parser.add_argument("--consumers", type=int, default=4, help="XREADGROUP driver processes (default 4)")
     parser.add_argument("--quick", action="store_true",
@@ -54,9 +58,11 @@ def parse_args(argv: list[str]) -> tuple[list[Case], Options, argparse.Namespace
         for expanded in GROUPS.get(name, [name]):
             if expanded not in names:
                 names.append(expanded)
-    defaults = QUICK if args.quick else {"entries": Options.entries, "requests": Options.requests}
+    defaults = QUICK if args.quick else {"entries": Options.entries, "requests": Options.requests,
+                                         "backlog": Options.backlog}
     opts = Options(entries=args.entries or defaults["entries"],
                    requests=args.requests or defaults["requests"],
+                   backlog=args.backlog or defaults["backlog"],
                    repeat=args.repeat, consumers=args.consumers)
     return [CASES[n] for n in names], opts, args
 
@@ -107,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "servers": servers,
         "redis_version": redis_version() if REDIS in servers else None,
         "options": {"entries": opts.entries, "requests": opts.requests, "repeat": opts.repeat,
-                    "consumers": opts.consumers, "quick": args.quick},
+                    "consumers": opts.consumers, "backlog": opts.backlog, "quick": args.quick},
         "skipped": skipped,
         "results": records,
     }

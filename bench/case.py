@@ -16,6 +16,7 @@ class Options:
     requests: int = 50_000         # redis-benchmark -n, and entries consumed by the XREADGROUP driver
     repeat: int | None = None      # None: each case's own default
     consumers: int = 4             # XREADGROUP driver processes
+    backlog: int = 500_000         # backlog case: entries in the stream read through
 
 
 class PartialRun(Exception):

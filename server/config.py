@@ -163,7 +163,8 @@ PARAMS: list[Param] = [
           parse_special=_parse_output_limits),
     Param("stream-node-max-bytes", "4096", "memory", "largest stream node in bytes (0: no limit)"),
     Param("stream-read-cache-bytes", "8mb", "memory",
-          "encoded entries kept for XRANGE/XREAD to reuse (0: off; Rivulet only)"),
+          "encoded entries of stream nodes read more than once, kept for XRANGE/XREAD to reuse "
+          "(0: off; Rivulet only)"),
     Param("stream-node-max-entries", "100", "int", "most entries in a stream node (0: no limit)",
           maximum=2**63 - 1),
     Param("appendonly", "yes", "bool", "log every write to an append-only file under dir"),

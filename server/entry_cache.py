@@ -1,52 +1,66 @@
-"""Encoded stream entries, kept per storage node and reused by XRANGE, XREVRANGE and XREAD.
+"""Encoded stream entries kept for reads that come back: XRANGE, XREVRANGE and XREAD.
 
-A stream's entries are usually read more than once: every XREAD client tailing a stream reads
-the same new entries, dashboards page through the same ranges. Turning an entry into RESP is
-most of a read's cost in Python (decoding the packed node, formatting the ID and the values), so
-each node keeps, in its `memo` slot, the encoding of a contiguous stretch of its entries, and a
-read then serves a run of consecutive live entries (`EntryStore.runs`) with one slice.
+Some ranges are read again and again: every XREAD client tailing a stream reads the same new
+entries, dashboards poll the same page. For those, serving entries already encoded beats
+encoding them again. A backlog read once from end to end (a batch job, a consumer catching up)
+gains nothing from keeping what it read, so the cache only keeps a node's entries from the
+second time it is read: the first read encodes them straight to the reply and only notes the
+node (its `Run.key`, which no other node ever has).
 
-The memo never needs invalidating: an entry does not change once appended. XDEL and exact
-trimming only hide entries, and the runs a read gets skip them; a node that is dropped takes its
-memo with it. An entry reply is an array of bulk strings, the same bytes in RESP2 and RESP3.
+What is kept per node is each entry's encoding (protocol/stream_resp.py: the one encoder), from
+the first entry read up to the last, deleted entries in between included, so that the runs a
+read gets (split by deletions, or the tail node growing) share it. It never needs invalidating:
+entry k of a node never changes, and a read only asks for live entries.
 
-Memory is bounded by `stream-read-cache-bytes`: when the memos outgrow it, the nodes read least
-recently lose theirs first (0 turns the cache off: entries are then encoded for each read).
+Memory is bounded by `stream-read-cache-bytes`: the nodes read least recently lose their
+entries first (0 turns the cache off). The cache holds nothing of the stream itself, so the
+entries of a node that was deleted, trimmed or dropped with its stream stay until they are the
+least recently read (they are never served again: no node gets that key again).
 """
 
 from __future__ import annotations
 
-import weakref
 from array import array
-from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING
 
-from mypy_extensions import mypyc_attr
-
-from protocol.encoder import ARR_HDR_CACHE
 from protocol.reply import Raw
-from server.commands.stream_common import entry_template, odd_entry_resp
-from streams.storage import Node
+from protocol.stream_resp import append_run, reply_end, reply_start
 
-_MEMO_OVERHEAD = 160  # the memo's list, bytearray and array headers, its token and LRU slot
+if TYPE_CHECKING:
+    from streams.storage import Run
+
+_MEMO_OVERHEAD = 200  # the memo object, its buffer's and offsets' headers, its LRU slot
+# Nodes read once that are remembered (their keys only), the oldest forgotten first: a node read
+# again soon after is hot (tailing readers, a polled page); one read again only after hundreds
+# of others (a second pass over a backlog) would be let go before it is read a third time.
+_SEEN_MAX = 256
 
 
-@mypyc_attr(native_class=False)  # compiled classes (Node) take no weak references: this one does
-class _Token:
-    """Held by a node's memo alone, so it dies with the node; the cache's weak reference to it
-    (`ref`, the cache's key for the memo) then tells the cache that the memo is gone."""
+class _Memo:
+    """Entries base..base+len(offs)-2 of one node: entry base+i is buf[offs[i]:offs[i + 1]]."""
 
-    __slots__ = ("ref", "__weakref__")
-    ref: weakref.ref[_Token]
+    __slots__ = ("base", "buf", "offs", "size")
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+        self.buf = b""
+        self.offs = array("I", [0])
+        self.size = _MEMO_OVERHEAD
+
+    def top(self) -> int:
+        """The first entry after those held."""
+        return self.base + len(self.offs) - 1
 
 
 class EntryCache:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.used = 0
-        # Memos, least recently read first: the weak reference to each one's token -> [bytes it
-        # accounts for, its buffer, its offsets]. A dropped node leaves by itself (see _forget).
-        self._lru: OrderedDict[weakref.ref[_Token], list[Any]] = OrderedDict()
+        # Node key -> its memo, least recently read first (a dict keeps insertion order: a memo
+        # read is moved to the end by taking it out and putting it back).
+        self._lru: dict[int, _Memo] = {}
+        # Keys of nodes read once and not kept (yet): a second read keeps them.
+        self._seen: dict[int, None] = {}
 
     def __len__(self) -> int:
         return len(self._lru)
@@ -54,91 +68,97 @@ class EntryCache:
     def set_budget(self, budget: int) -> None:
         self.budget = budget
         self._evict()
+        if not budget:
+            self._seen.clear()
 
-    def reply(self, runs: list[tuple[Node, int, int]], reverse: bool) -> Raw:
-        """The entries of `runs` (see EntryStore.runs) as one RESP array."""
+    def reply(self, runs: list[Run], reverse: bool, prefix: bytes = b"") -> Raw:
+        """The entries of `runs` (`Stream.range_runs` / `runs_after`) as one RESP array, after
+        `prefix` (see stream_resp.reply_start)."""
         n = 0
-        for _node, i, j in runs:
-            n += j - i
-        parts = [ARR_HDR_CACHE[n] if n < 1024 else b"*%d\r\n" % n]
-        append = parts.append
-        for node, i, j in runs:
-            memo = node.memo
-            if memo is None or i < memo[0] or j >= memo[0] + len(memo[2]):
-                memo = self._fill(node, i, j)
-            base, buf, offs, token = memo
+        for run in runs:
+            n += run.hi - run.lo
+        parts = reply_start(n, prefix)
+        if not self.budget:
+            for run in runs:
+                append_run(parts, run, reverse)
+            return reply_end(parts)
+        lru = self._lru
+        for run in runs:
+            key = run.key
+            memo: _Memo | None = lru.get(key)
+            if memo is not None and memo.base <= run.lo and run.hi <= memo.top():
+                del lru[key]
+                lru[key] = memo
+            elif memo is None:
+                seen = self._seen
+                if key not in seen:
+                    if len(seen) >= _SEEN_MAX:
+                        del seen[next(iter(seen))]
+                    seen[key] = None
+                    append_run(parts, run, reverse)
+                    continue
+                del self._seen[key]
+                memo = self._fill(run, memo)
+            else:
+                memo = self._fill(run, memo)
+            if memo is None:  # too big to keep: this read only
+                append_run(parts, run, reverse)
+                continue
+            buf = memo.buf
+            offs = memo.offs
+            lo = run.lo - memo.base
+            hi = run.hi - memo.base
             if reverse:
-                for k in range(j - 1 - base, i - 1 - base, -1):
-                    append(buf[offs[k]:offs[k + 1]])
+                for k in range(hi - 1, lo - 1, -1):
+                    parts.append(buf[offs[k]:offs[k + 1]])
             else:
-                append(buf[offs[i - base]:offs[j - base]])
-            if token is not None:
-                self._lru.move_to_end(token.ref)
-        return Raw(b"".join(parts))
+                parts.append(buf[offs[lo]:offs[hi]])
+        return reply_end(parts)
 
-    def _fill(self, node: Node, i: int, j: int) -> list[Any]:
-        """Make node's memo cover entries i..j-1: extend it up to j (through any deleted
-        entries in between, so that the runs of one node share one memo), or start a new one at
-        i when the read begins before it (or when eviction emptied it)."""
-        memo = node.memo
-        if memo is not None and memo[2] and memo[0] <= i:
-            base, buf, offs, token = memo
-            top = base + len(offs) - 1
-        else:
-            if memo is not None and memo[3] is not None:
-                self._drop(memo[3].ref)
-            base, top = i, i
-            buf = bytearray()
-            offs = array("I", [0])
-            token = None
-        template = entry_template(node.fields)
-        ms0, msd, seq = node.ms0, node.msd, node.seq
-        for k in range(top, j):
-            names, items = node.split_at(k)
-            sid = b"%d-%d" % (ms0 + msd[k], seq[k])
-            if names is not None:
-                buf += template % (len(sid), sid, *items)
-            else:
-                buf += odd_entry_resp(sid, items)
-            offs.append(len(buf))
-        size = len(buf) + offs.itemsize * len(offs) + _MEMO_OVERHEAD
-        if size > self.budget:  # (0: the cache is off) kept for this read only
-            if token is not None:
-                self._forget(token.ref)  # the buffer is this read's now: not emptied
-                node.memo = None
-            return [base, buf, offs, None]
-        if token is None:
-            token = _Token()
-            token.ref = weakref.ref(token, self._forget)
-            memo = node.memo = [base, buf, offs, token]
-            self._lru[token.ref] = [size, buf, offs]
-        else:
-            held = self._lru[token.ref]
-            self.used -= held[0]
-            held[0] = size
-        self._lru.move_to_end(token.ref)
-        self.used += size
+    def _fill(self, run: Run, memo: _Memo | None) -> _Memo | None:
+        """The memo of run's node made to cover the run, and made the most recently read: extended
+        up to the run's end (through any deleted entries in between), or started anew at the run
+        when it begins before the memo; None when that would not fit in the budget."""
+        lo = run.lo
+        hi = run.hi
+        key = run.key
+        if memo is not None:
+            top = memo.top()
+            if lo < memo.base:
+                self._drop(key)
+                memo = None
+        held = memo is not None
+        if memo is None:
+            memo = _Memo(lo)
+            top = lo
+        added: list[bytes] = []
+        append_run([], run.span(top, hi), False, added)
+        size = memo.size + 4 * len(added)
+        for entry in added:
+            size += len(entry)
+        if size > self.budget:
+            if held:
+                self._drop(key)
+            return None
+        offs = memo.offs
+        end = len(memo.buf)
+        for entry in added:
+            end += len(entry)
+            offs.append(end)
+        memo.buf += b"".join(added)
+        self.used += size - memo.size if held else size
+        memo.size = size
+        self._lru.pop(key, None)
+        self._lru[key] = memo
         self._evict()  # never this memo: it is the most recent, and fits the budget alone
         return memo
 
     def _evict(self) -> None:
         lru = self._lru
         while self.used > self.budget and lru:
-            self._drop(next(iter(lru)))
+            self.used -= lru.pop(next(iter(lru))).size
 
-    def _drop(self, ref: weakref.ref[_Token]) -> None:
-        # Emptied in place (the cache holds no reference to the node): the node's memo then
-        # reads as absent (see _fill), and the memory goes now rather than when the node does.
-        held = self._lru.pop(ref, None)
-        if held is None:
-            return
-        size, buf, offs = held
-        self.used -= size
-        del buf[:]
-        del offs[:]
-
-    def _forget(self, ref: weakref.ref[_Token]) -> None:
-        # The node is gone (trimmed, deleted, its stream dropped): its memo went with it.
-        held = self._lru.pop(ref, None)
-        if held is not None:
-            self.used -= held[0]
+    def _drop(self, key: int) -> None:
+        memo = self._lru.pop(key, None)
+        if memo is not None:
+            self.used -= memo.size

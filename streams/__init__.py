@@ -35,6 +35,9 @@ Commands (streams.stream.Stream, streams.groups.ConsumerGroup):
 * XRANGE ....... `s.range(start, end, count)`; XREVRANGE: `s.range(start, end, count,
   reverse=True)` where start is the parsed second argument (the low bound).
 * XREAD ........ `s.read_after(id, count)`; serve synchronously when the result is non-empty.
+* Bulk reads ... `s.range_runs(start, end, count, reverse)` and `s.runs_after(id, count)` give
+  the same entries as `Run`s (storage.Run): consecutive entries of one node in their packed
+  form, for an encoder that writes a reply straight from them (protocol/stream_resp.py).
 * XSETID ....... `check_xsetid_args(id, entries_added, max_deleted_id)` before the key lookup,
   then `s.set_id(id, entries_added, max_deleted_id)` (None = option absent).
 * XGROUP CREATE  `s.create_group(name, id_or_LAST, entries_read)`; ENTRIESREAD is validated by
@@ -44,7 +47,8 @@ Commands (streams.stream.Stream, streams.groups.ConsumerGroup):
   Missing groups: `s.get_group(name)` is None -> raise `nogroup_for_key(key, group)`.
 * XREADGROUP ... `g = s.get_group(name)` (None -> `nogroup_xreadgroup(key, group)`), then
   `c, created = g.touch_consumer(consumer, now_ms)`, then for `>`:
-  `g.read_new(s, c, count, noack, now_ms)` (empty list = nothing to serve: block or nil);
+  `g.read_new(s, c, count, noack, now_ms)` (empty list = nothing to serve: block or nil), or
+  `g.deliver_new(...)` for the same as runs and their IDs;
   for an ID: `g.read_history(s, c, after_id, count, now_ms)` -> [(id, fields | None)], always
   part of the reply.
 * XACK ......... `g.ack(ids)` -> count (missing key/group: reply 0).
@@ -83,7 +87,7 @@ from .ids import (
     parse_strict_ids,
     parse_xadd_id,
 )
-from .storage import EntryStore
+from .storage import EntryStore, Run
 from .stream import Stream, check_xsetid_args, default_trim_limit
 
 __all__ = [
@@ -96,6 +100,7 @@ __all__ = [
     "ConsumerGroup",
     "EntryStore",
     "PendingEntry",
+    "Run",
     "Stream",
     "StreamError",
     "check_xsetid_args",

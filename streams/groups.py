@@ -22,11 +22,12 @@ from .ids import MAX_ID
 from .pel import PendingList
 
 if TYPE_CHECKING:
-    from .storage import Node
+    from .storage import Run
     from .stream import Stream
 
 Entry = tuple[int, list[bytes]]
-Run = tuple["Node", int, int]  # entries i..j-1 of a storage node (EntryStore.runs)
+
+
 class PendingEntry:
     """A delivered, not yet acknowledged entry (Redis's streamNACK).
 
@@ -130,22 +131,19 @@ class ConsumerGroup:
 
     def read_new(
         self, stream: Stream, consumer: Consumer, count: int | None, noack: bool, now_ms: int,
-        split: bool = False,
-    ) -> list[tuple[int, Any]]:
+    ) -> list[Entry]:
         """XREADGROUP `>`: deliver up to `count` (None/0 = all) entries after `last_id`.
 
-        An empty list means nothing could be served (reply nil or block). With `split` the
-        fields come as (field names | None, values) (see `Node.split_at`). `deliver_new` does
+        An empty list means nothing could be served (reply nil or block). `deliver_new` does
         the delivering; this decodes what it delivered.
         """
         runs, _eids = self.deliver_new(stream, consumer, count, noack, now_ms)
-        return [(node.id_at(k), node.split_at(k) if split else node.fields_at(k))
-                for node, i, j in runs for k in range(i, j)]
+        return [entry for run in runs for entry in run.entries()]
 
     def deliver_new(
         self, stream: Stream, consumer: Consumer, count: int | None, noack: bool, now_ms: int,
     ) -> tuple[list[Run], list[int]]:
-        """XREADGROUP `>` as storage runs (`EntryStore.runs`) and the IDs they hold, in order.
+        """XREADGROUP `>` as storage runs (`storage.Run`) and the IDs they hold, in order.
 
         Nothing delivered (both empty) means nil or block. Advances last_id and entries_read
         like streamReplyWithRange, and unless `noack` records each entry in the PEL
@@ -160,8 +158,8 @@ class ConsumerGroup:
             count = None
         runs = stream.store.runs_from(self.last_id + 1, count)
         out: list[int] = []
-        for node, i, j in runs:
-            out += node.ids(i, j)
+        for run in runs:
+            out += run.ids()
         if not out:
             return runs, out
         # Every entry is past last_id. entries_read counts them one by one, except where the

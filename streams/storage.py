@@ -16,6 +16,10 @@ keeps no per-entry Python object, only packed buffers:
 The stream keeps two parallel lists, node master IDs (`keys`, bisected to find a node) and the
 nodes themselves. Like Redis, XDEL only flags entries and frees a node when its last live entry
 goes; trimming drops whole nodes from the head and, when exact, flags entries of one node.
+
+Nodes are this module's own business. Readers of many entries get `Run`s (`EntryStore.runs`,
+`runs_from`): consecutive live entries of one node with the packed form documented there, so
+that the RESP encoder reads that form without knowing how nodes grow, widen or get sealed.
 """
 
 from __future__ import annotations
@@ -23,12 +27,16 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
-from typing import Any, Final
+from itertools import count as _count
+from typing import Final
 
 # Redis refuses listpacks over 1 GiB; a node_max_bytes of 0 means "up to that size".
 MAX_NODE_SIZE: Final = 1 << 30
 _U32: Final = (1 << 32) - 1
 _U64: Final = (1 << 64) - 1
+# Node serial numbers: never reused within a process, so a reader may key data it derives from
+# a node's entries by it (see Run.key).
+_SERIALS: Final = _count(1)
 
 
 def fields_size(fields: Sequence[bytes]) -> int:
@@ -92,7 +100,7 @@ def _get_len_slow(data: bytes | bytearray, p: int) -> tuple[int, int]:
 class Node:
     """One macro node. Entry `i` has ID ((ms0 + msd[i]) << 64) | seq[i]."""
 
-    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes", "per", "memo")
+    __slots__ = ("ms0", "fields", "msd", "seq", "offs", "data", "dead", "live", "fbytes", "per", "serial")
 
     def __init__(self, ms0: int, fields: tuple[bytes, ...]) -> None:
         self.ms0 = ms0
@@ -107,17 +115,14 @@ class Node:
         # Array bytes per entry (msd + seq + offs item sizes), kept as the arrays widen: XADD's
         # node-size test reads it on every entry, and an array's itemsize is a generic lookup.
         self.per = 10
-        # A reader's cache of this node's entries in its own format (server/entry_cache.py).
-        # Storage never looks at it, and never has to invalidate it: an entry does not change
-        # once appended (XDEL and trimming only hide it, or drop the node with its memo).
-        self.memo: Any = None
+        self.serial: int = next(_SERIALS)
 
     def __len__(self) -> int:
         """Entries in the node, tombstones included (what node_max_entries counts)."""
         return len(self.msd)
 
     def copy(self) -> Node:
-        """An independent copy (without the reader's memo)."""
+        """An independent copy."""
         new = Node(self.ms0, self.fields)
         new.msd = self.msd[:]
         new.seq = self.seq[:]
@@ -289,51 +294,95 @@ class Node:
         return bisect_right(self.seq, eid & _U64, lo, hi) - 1
 
     def fields_at(self, i: int) -> list[bytes]:
-        """Decode entry i's flat [field, value, ...] list."""
-        names, items = self.split_at(i)
-        if names is not None:
-            out: list[Any] = []  # bytearray slices while the node is open, bytes once sealed
-            for name, value in zip(names, items[1::2], strict=True):
-                out.append(name)
-                out.append(value)
-        else:
-            out = items
-        if type(self.data) is bytearray:  # the open tail node: hand out immutable copies
-            return [bytes(x) for x in out]
-        return out
-
-    def split_at(self, i: int) -> tuple[tuple[bytes, ...] | None, list[Any]]:
-        """Entry i as (the node's field names, [len(value), value, ...]) when it has exactly
-        those fields, else (None, [field, value, ...]): readers that format many entries can then
-        reuse the work done for the shared field names instead of seeing them again entry by
-        entry, and have each value's length, decoded here anyway, for free. Values are copies
-        (bytes, or bytearray for the open tail node), never views."""
+        """Decode entry i's flat [field, value, ...] list (copies, never views)."""
         data = self.data
         p = self.offs[i]
         k = data[p]
         p += 1
-        if k == 0:
-            sized: list[Any] = []
-            for _ in self.fields:
+        out: list[bytes] = []
+        if k == 0:  # the node's field names, then only the values are stored
+            for name in self.fields:
                 n = data[p]
                 p += 1
                 if n >= 0x80:
                     n, p = _get_len_slow(data, p - 1)
-                sized.append(n)
-                sized.append(data[p:p + n])
+                out.append(name)
+                out.append(bytes(data[p:p + n]))
                 p += n
-            return self.fields, sized
+            return out
         if k >= 0x80:
             k, p = _get_len_slow(data, p - 1)
-        items = []
         for _ in range(2 * k):
             n = data[p]
             p += 1
             if n >= 0x80:
                 n, p = _get_len_slow(data, p - 1)
-            items.append(data[p:p + n])
+            out.append(bytes(data[p:p + n]))
             p += n
-        return None, items
+        return out
+
+
+class Run:
+    """Consecutive live entries lo..hi-1 of one node, as storage keeps them: what bulk readers
+    (the RESP encoder of protocol/stream_resp.py, consumer-group delivery) read instead of
+    decoding entry by entry.
+
+    Entry k (lo <= k < hi) has the ID ((ms0 + msd[k]) << 64) | seq[k]; its fields start at
+    data[offs[k] - base]: a field count, then either (count 0) one value per name of `names`, or
+    `count` pairs of field and value. Counts and lengths are LEB128 varints (a byte under 0x80 is
+    the whole number), each string its length then its bytes. `data` is always immutable bytes:
+    the node's own once it is sealed, else a copy of the run's stretch of it (`base` is then the
+    offset that stretch starts at). A run is only valid until the stream is next written.
+
+    `key` names the node: no other node of the process ever has it, and entry k of that node
+    never changes (deleting or trimming hides entries, appending adds entries after the others,
+    a copied node gets a key of its own). So what a reader derives from entry k of the node with
+    key K stays true for as long as the reader keeps it.
+    """
+
+    __slots__ = ("names", "ms0", "msd", "seq", "offs", "data", "base", "lo", "hi", "key", "_node")
+
+    def __init__(self, node: Node, lo: int, hi: int) -> None:
+        self._node = node
+        self.key = node.serial
+        self.names = node.fields
+        self.ms0 = node.ms0
+        self.msd = node.msd
+        self.seq = node.seq
+        offs = self.offs = node.offs
+        self.lo = lo
+        self.hi = hi
+        data = node.data
+        if type(data) is bytes:
+            self.data: bytes = data
+            self.base = 0
+        else:
+            # The open tail node: its buffer grows in place, so the reader gets a snapshot of
+            # just the entries it reads (a copy of what the reply copies anyway).
+            base = offs[lo]
+            end = offs[hi] if hi < len(offs) else len(data)
+            self.data = bytes(memoryview(data)[base:end])
+            self.base = base
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    def __repr__(self) -> str:
+        return f"Run({self.lo}, {self.hi}, ids={self.ids()})"
+
+    def ids(self) -> list[int]:
+        """The IDs of the run's entries, ascending."""
+        return self._node.ids(self.lo, self.hi)
+
+    def entries(self) -> list[tuple[int, list[bytes]]]:
+        """The run's entries decoded: (ID, [field, value, ...]), ascending."""
+        node = self._node
+        return [(node.id_at(k), node.fields_at(k)) for k in range(self.lo, self.hi)]
+
+    def span(self, lo: int, hi: int) -> Run:
+        """Entries lo..hi-1 of the same node, deleted ones included: for a reader that keeps
+        what it derives from a node's entries and extends it over the entries between runs."""
+        return Run(self._node, lo, hi)
 
 
 class EntryStore:
@@ -521,11 +570,11 @@ class EntryStore:
         return None
 
     def iter_range(
-        self, start: int, end: int, reverse: bool = False, split: bool = False
-    ) -> Iterator[tuple[int, Any]]:
+        self, start: int, end: int, reverse: bool = False
+    ) -> Iterator[tuple[int, list[bytes]]]:
         """Live entries with start <= ID <= end, ascending (or descending if reverse).
 
-        Each is (id, fields), or with `split` (id, (field names | None, items)): `Node.split_at`.
+        Each is (id, fields).
         The store must not be modified while the iterator is in use.
         """
         if start > end:
@@ -553,7 +602,7 @@ class EntryStore:
                         if eid > end:
                             return
                         if dead is None or not dead[i >> 3] & (1 << (i & 7)):
-                            yield eid, node.split_at(i) if split else node.fields_at(i)
+                            yield eid, node.fields_at(i)
                         i += 1
                 ni += 1
         else:
@@ -571,7 +620,7 @@ class EntryStore:
                         if eid < start:
                             return
                         if dead is None or not dead[i >> 3] & (1 << (i & 7)):
-                            yield eid, node.split_at(i) if split else node.fields_at(i)
+                            yield eid, node.fields_at(i)
                         i -= 1
                 if keys[ni] <= start:
                     return
@@ -579,14 +628,13 @@ class EntryStore:
 
     def runs(
         self, start: int, end: int, reverse: bool = False, count: int | None = None
-    ) -> list[tuple[Node, int, int]]:
+    ) -> list[Run]:
         """The live entries of `iter_range` (at most `count`; None or 0 = all), as runs.
 
-        A run (node, i, j) is the consecutive live entries i..j-1 of one node; in reverse the
-        runs come last-first and each is read from j-1 down to i. A reader that keeps per-node
-        data (an encoding cache) can then serve a run at once instead of entry by entry.
+        A `Run` is consecutive live entries of one node; in reverse the runs come last-first and
+        each is read from its last entry down to its first.
         """
-        out: list[tuple[Node, int, int]] = []
+        out: list[Run] = []
         if start > end:
             return out
         left = count if count else -1  # -1: no limit (never reaches 0)
@@ -620,10 +668,10 @@ class EntryStore:
                 ni -= 1
         return out
 
-    def runs_from(self, start: int, count: int | None = None) -> list[tuple[Node, int, int]]:
+    def runs_from(self, start: int, count: int | None = None) -> list[Run]:
         """`runs(start, MAX_ID, False, count)`: what XREADGROUP `>` and XREAD serve, the live
         entries from start to the end of the stream, with no end bound to check."""
-        out: list[tuple[Node, int, int]] = []
+        out: list[Run] = []
         left = count if count else -1
         keys = self.keys
         nodes = self.nodes
@@ -641,45 +689,29 @@ class EntryStore:
                     if not left:
                         return out
                 elif left < 0 or n - lo < left:
-                    out.append((node, lo, n))
+                    out.append(Run(node, lo, n))
                     if left > 0:
                         left -= n - lo
                 else:
-                    out.append((node, lo, lo + left))
+                    out.append(Run(node, lo, lo + left))
                     return out
             ni += 1
         return out
 
-    def iter_ids(self, start: int, end: int) -> Iterator[int]:
-        """Live IDs in [start, end] ascending, without decoding fields."""
-        keys = self.keys
-        nodes = self.nodes
-        first = max(bisect_right(keys, start) - 1, 0)
-        for ni in range(first, len(nodes)):
-            if keys[ni] > end:
-                return
-            node = nodes[ni]
-            for i in range(node.index_ge(start), len(node)):
-                eid = node.id_at(i)
-                if eid > end:
-                    return
-                if not node.is_dead(i):
-                    yield eid
-
 
 def _live_runs(node: Node, lo: int, hi: int, left: int, reverse: bool,
-               out: list[tuple[Node, int, int]]) -> int:
+               out: list[Run]) -> int:
     """Append to `out` the runs of live entries among node's entries lo..hi-1, taking at most
     `left` entries (-1: all) from the low end, or the high end in reverse; returns what is left."""
     dead = node.dead
     if dead is None:
         if left < 0 or hi - lo <= left:
-            out.append((node, lo, hi))
+            out.append(Run(node, lo, hi))
             return left if left < 0 else left - (hi - lo)
         if reverse:
-            out.append((node, hi - left, hi))
+            out.append(Run(node, hi - left, hi))
         else:
-            out.append((node, lo, lo + left))
+            out.append(Run(node, lo, lo + left))
         return 0
     k = hi - 1 if reverse else lo
     step = -1 if reverse else 1
@@ -691,5 +723,5 @@ def _live_runs(node: Node, lo: int, hi: int, left: int, reverse: bool,
         while lo <= k < hi and left and not dead[k >> 3] & (1 << (k & 7)):
             k += step
             left -= 1
-        out.append((node, k + 1, first + 1) if reverse else (node, first, k))
+        out.append(Run(node, k + 1, first + 1) if reverse else Run(node, first, k))
     return left

@@ -22,7 +22,7 @@ from .errors import (
 )
 from .groups import ConsumerGroup
 from .ids import LAST, LAST_ENTRY, MAX_ID, MIN_ID, U64, incr_id
-from .storage import MAX_NODE_SIZE, EntryStore, Node, fields_size
+from .storage import MAX_NODE_SIZE, EntryStore, Run, fields_size
 
 Entry = tuple[int, list[bytes]]
 
@@ -179,8 +179,8 @@ class Stream:
 
     def range_runs(
         self, start: int, end: int, count: int | None = None, reverse: bool = False
-    ) -> list[tuple[Node, int, int]]:
-        """`range` as storage runs (`EntryStore.runs`), for readers that cache per node."""
+    ) -> list[Run]:
+        """`range` as storage runs (`storage.Run`), for readers that encode them directly."""
         return self.store.runs(start, end, reverse, count)
 
     def read_after(self, after: int, count: int | None = None) -> list[Entry]:
@@ -190,8 +190,8 @@ class Stream:
             return []
         return self.range(start, MAX_ID, count)
 
-    def runs_after(self, after: int, count: int | None = None) -> list[tuple[Node, int, int]]:
-        """`read_after` as storage runs (`EntryStore.runs`)."""
+    def runs_after(self, after: int, count: int | None = None) -> list[Run]:
+        """`read_after` as storage runs (`storage.Run`)."""
         start = incr_id(after)
         if start is None:
             return []

@@ -66,3 +66,24 @@ def test_results_json(bench_run: tuple[subprocess.CompletedProcess, Path]) -> No
     assert entry["max_ratio"] == 3.0 and entry["unit"] == "B/entry"
     assert entry["rivulet"]["extra"][0]["figure"] == "rss"
     assert entry["rivulet"]["ops"] == [20000]
+
+
+def test_backlog_case_reads_every_entry_once(tmp_path: Path) -> None:
+    # Each way fails its run unless it reads exactly the stream's entries (and XACK leaves none
+    # pending): a run that exits cleanly with four figures per server read the whole backlog.
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "backlog", "--backlog", "3500", "--repeat", "1",
+         "--results-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    latest = json.loads((tmp_path / "latest.json").read_text())
+    assert latest["options"]["backlog"] == 3500
+    records = {r["metric"]: r for r in latest["results"]}
+    assert set(records) == {"backlog.xrange", "backlog.xrevrange", "backlog.xread",
+                            "backlog.xreadgroup+xack"}
+    servers = ["rivulet", "redis"] if HAVE_REDIS else ["rivulet"]
+    for name, record in records.items():
+        assert record["errors"] == {}, name
+        assert record["unit"] == "entries/s"
+        for server in servers:
+            assert record[server]["ops"] == [3500] and record[server]["min"] > 0, (name, server)

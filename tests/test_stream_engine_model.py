@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from protocol.stream_resp import entries_reply, runs_reply
 from streams import MAX_ID, Stream, StreamError, make_id
 from streams.errors import XADD_TOO_SMALL
 
@@ -18,6 +19,10 @@ FIELDS = st.one_of(
     st.tuples(VALUES, VALUES).map(lambda t: [b"a", t[0], b"b", t[1]]),  # usually the master schema
     st.lists(st.binary(max_size=200), min_size=1, max_size=3).map(lambda xs: [x for v in xs for x in (b"k", v)]),
 )
+
+
+def shape(runs: list) -> list[tuple[int, int, int]]:
+    return [(run.key, run.lo, run.hi) for run in runs]
 
 
 class StreamModel(RuleBasedStateMachine):
@@ -142,14 +147,18 @@ class StreamModel(RuleBasedStateMachine):
         # The same entries as runs of live entries, each within one node
         runs = self.s.store.runs(start, end, reverse, count)
         got = []
-        for node, i, j in runs:
-            assert 0 <= i < j <= len(node)
-            assert not any(node.is_dead(k) for k in range(i, j))  # runs hold live entries only
-            idx = range(j - 1, i - 1, -1) if reverse else range(i, j)
-            got += [(node.id_at(k), node.fields_at(k)) for k in idx]
+        for run in runs:
+            assert 0 <= run.lo < run.hi
+            entries = run.entries()
+            assert [eid for eid, _ in entries] == run.ids()
+            got += entries[::-1] if reverse else entries  # live entries only: checked against want
         assert got == want
+        # The wire encoder reads the runs' packed form; the reply of the decoded entries is the
+        # plain encoding of the same thing.
+        assert runs_reply(runs, reverse) == entries_reply(want)
         if not reverse:  # runs_from: the same runs, up to the end of the stream
-            assert self.s.store.runs_from(start, count) == self.s.store.runs(start, MAX_ID, False, count)
+            assert shape(self.s.store.runs_from(start, count)) == shape(
+                self.s.store.runs(start, MAX_ID, False, count))
 
     @rule(ms=SMALL_MS, seq=SEQ)
     def check_lookup(self, ms: int, seq: int) -> None:

@@ -11,7 +11,7 @@ import threading
 import pytest
 import redis
 
-from server.commands.stream_common import id_run_reply
+from protocol.stream_resp import id_run_reply
 from streams import Stream, format_id
 from streams.storage import EntryStore
 from tests.helpers import aof_path, encode_command, restart, wait_blocked, xinfo_stream

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
+from protocol.stream_resp import entries_reply, entry_reply
 from server.command_table import command, container, key_spec
 from server.commands.admin import help_reply, subcommand_syntax_error
-from server.commands.stream_common import entries_reply, entry_reply
 from server.keyspace import now_ms
 from streams import Stream, format_id, nogroup_for_key
 

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply
+from protocol.stream_resp import entries_reply, runs_reply
 from server.blocking import Block
 from server.command_table import command, streams_key_spec
-from server.commands.stream_common import SYNTAX_ERROR, runs_reply
+from server.commands.stream_common import SYNTAX_ERROR
 from server.commands.stream_propagate import consumer_effect, position_effect, propagate_deliveries
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
 from server.keyspace import now_ms
-from streams import NEW, ConsumerGroup, Stream, format_id, nogroup_xreadgroup, parse_read_id
+from streams import NEW, ConsumerGroup, Stream, nogroup_xreadgroup, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -60,7 +61,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
         if spec is NEW:
             runs, eids = g.deliver_new(s, c, count, noack, now)
             if eids:
-                served.append((key, runs_reply(runs, len(eids))))
+                served.append((key, runs_reply(runs)))
                 dirty += 1
                 if logging:
                     if not noack:
@@ -69,8 +70,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
         else:
             # A pending entry deleted from the stream comes with a null array for its fields.
             history = g.read_history(s, c, spec, count, now)
-            served.append((key, [[format_id(eid), NULL_ARRAY if fields is None else fields]
-                                 for eid, fields in history]))
+            served.append((key, entries_reply(history, NULL_ARRAY)))
             if logging and history:
                 # Delivery counts and times moved on: log them, or a restart would lose them.
                 propagate_deliveries(client, key, g,

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
+from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
-from server.commands.stream_common import SYNTAX_ERROR, get_stream, id_run_reply, new_stream
+from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
 from streams import Stream, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
