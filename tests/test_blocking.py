@@ -118,8 +118,7 @@ def take(client: Client) -> bytes:
 
 
 def cmd(name: str) -> Command:
-    found = COMMANDS[name.encode()]
-    return found
+    return COMMANDS[name.encode()]
 
 
 def counters(name: str) -> tuple[int, int, int]:
