@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.serverproc import ROOT
 
 PACKAGES = ("server", "protocol", "streams")
@@ -110,15 +112,16 @@ def test_lower_layers_import_no_server_module() -> None:
             assert not [m for m in imported if m.startswith("server")], name
 
 
-def test_a_command_module_loads_what_it_needs_only() -> None:
-    # In a fresh interpreter: importing the stream write commands must not start up the server,
-    # the persistence layer or the dispatcher.
-    code = ("import sys, server.commands.streams_write; "
+@pytest.mark.parametrize("module", ["streams_write", "streams_read", "streams_readgroup",
+                                    "streams_groups", "streams_info", "keys", "strings"])
+def test_a_command_module_loads_what_it_needs_only(module: str) -> None:
+    # In a fresh interpreter: importing a command module must not start up the server, the
+    # persistence layer or the dispatcher.
+    code = (f"import sys, server.commands.{module}; "
             "print(' '.join(sorted(m for m in sys.modules if m.startswith(('server', 'protocol', "
             "'streams')))))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.split()
-    assert "server.commands.streams_write" in out
-    for heavy in ("server.server", "server.persistence.manager", "server.persistence.aof",
-                  "server.dispatch", "server.connection"):
+    assert f"server.commands.{module}" in out
+    for heavy in ("server.server", "server.persistence", "server.dispatch", "server.connection"):
         assert heavy not in out, out

@@ -10,9 +10,10 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from protocol.reply import OK, ErrorReply, Raw, SimpleString
+from protocol.reply import OK, ErrorReply, Raw
 from server.command_table import command, container
 from server.persistence.loader import AofLoadError
+from server.subcommands import help_reply, subcommand_syntax_error
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -23,20 +24,6 @@ SYNTAX_ERROR = ErrorReply("ERR syntax error")
 # A reply that writes nothing: the connection that sent SHUTDOWN sees the server close instead.
 NO_REPLY = Raw(b"")
 _FLOAT_PREFIX = re.compile(rb"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
-
-
-def help_reply(name: str, lines: list[str]) -> list[SimpleString]:
-    """Redis's HELP layout: a heading, the given lines, then HELP itself; all status replies."""
-    out = [f"{name} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", *lines,
-           "HELP", "    Print this help."]
-    return [SimpleString(line.encode()) for line in out]
-
-
-def subcommand_syntax_error(argv: list[bytes]) -> ErrorReply:
-    """Redis's reply to an unknown subcommand of a command that parses its own subcommands."""
-    sub = argv[1].decode("utf-8", "replace")[:128]
-    return ErrorReply(f"ERR unknown subcommand or wrong number of arguments for '{sub}'. "
-                      f"Try {argv[0].decode('utf-8', 'replace').upper()} HELP.")
 
 
 def is_local(client: Client) -> bool:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, Verbatim
 from server.command_table import command, container
-from server.commands.admin import help_reply
 from server.commands.connection import valid_client_name
+from server.subcommands import help_reply
 
 if TYPE_CHECKING:
     from server.connection import Client

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply, SetReply, SimpleString
 from server.command_table import COMMANDS, Command, add_command, command
-from server.commands.admin import help_reply
 from server.glob import glob_match
+from server.subcommands import help_reply
 
 if TYPE_CHECKING:
     from server.connection import Client

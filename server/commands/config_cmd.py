@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.reply import OK, ErrorReply
 from server.command_table import COMMANDS, command, container, on_server_start
-from server.commands.admin import help_reply, protected_action_allowed
+from server.commands.admin import protected_action_allowed
 from server.config import Config, ConfigValueError, Param
 from server.glob import glob_match
+from server.subcommands import help_reply
 
 if TYPE_CHECKING:
     from server.connection import Client

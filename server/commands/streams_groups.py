@@ -16,10 +16,10 @@ from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from protocol.stream_resp import entries_reply
 from server.command_table import command, container, key_spec
-from server.commands.admin import help_reply, subcommand_syntax_error
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.commands.stream_propagate import claim_effect, consumer_effect, position_effect
 from server.keyspace import now_ms
+from server.subcommands import help_reply, subcommand_syntax_error
 from streams import (
     LAST,
     ConsumerGroup,

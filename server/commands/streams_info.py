@@ -13,8 +13,8 @@ from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
 from protocol.stream_resp import entries_reply, entry_reply
 from server.command_table import command, container, key_spec
-from server.commands.admin import help_reply, subcommand_syntax_error
 from server.keyspace import now_ms
+from server.subcommands import help_reply, subcommand_syntax_error
 from streams import Stream, format_id, nogroup_for_key
 
 if TYPE_CHECKING:
