@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from protocol.encoder import BULK_HDR_CACHE
 from protocol.reply import Raw
+from streams.storage import read_len
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -66,19 +67,6 @@ def _schema(names: tuple[bytes, ...]) -> _Schema:
 
 def _item_head(n: int) -> bytes:
     return _ITEM_HEADS[n] if n < 1024 else b"\r\n$%d\r\n" % n
-
-
-def _varint(data: bytes, p: int) -> tuple[int, int]:
-    """The LEB128 number at data[p] and the position after it."""
-    n = 0
-    shift = 0
-    while True:
-        b = data[p]
-        p += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return n, p
-        shift += 7
 
 
 def append_run(parts: list[bytes], run: Run, reverse: bool = False,
@@ -153,20 +141,20 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
                 size = data[p]
                 p += 1
                 if size >= 0x80:
-                    size, p = _varint(data, p - 1)
+                    size, p = read_len(data, p - 1)
                 append(piece)
                 append(BULK_HDR_CACHE[size] if size < 1024 else b"$%d\r\n" % size)
                 append(data[p:p + size])
                 p += size
             continue
         if count >= 0x80:
-            count, p = _varint(data, p - 1)
+            count, p = read_len(data, p - 1)
         append(b"\r\n*%d" % (2 * count))
         for _ in range(2 * count):
             size = data[p]
             p += 1
             if size >= 0x80:
-                size, p = _varint(data, p - 1)
+                size, p = read_len(data, p - 1)
             append(_item_head(size))
             append(data[p:p + size])
             p += size

@@ -84,8 +84,9 @@ def _put_entry(data: bytearray, fields: Sequence[bytes], names: tuple[bytes, ...
             data += x
 
 
-def _get_len_slow(data: bytes | bytearray, p: int) -> tuple[int, int]:
-    # Called with data[p] >= 0x80 already known; returns (value, position after it).
+def read_len(data: bytes | bytearray, p: int) -> tuple[int, int]:
+    """The length stored at data[p] (LEB128, one byte under 0x80) and the position after it:
+    how a node's packed values are read by anything outside this module (the RESP encoder)."""
     n = 0
     shift = 0
     while True:
@@ -305,18 +306,18 @@ class Node:
                 n = data[p]
                 p += 1
                 if n >= 0x80:
-                    n, p = _get_len_slow(data, p - 1)
+                    n, p = read_len(data, p - 1)
                 out.append(name)
                 out.append(bytes(data[p:p + n]))
                 p += n
             return out
         if k >= 0x80:
-            k, p = _get_len_slow(data, p - 1)
+            k, p = read_len(data, p - 1)
         for _ in range(2 * k):
             n = data[p]
             p += 1
             if n >= 0x80:
-                n, p = _get_len_slow(data, p - 1)
+                n, p = read_len(data, p - 1)
             out.append(bytes(data[p:p + n]))
             p += n
         return out

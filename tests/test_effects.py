@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from protocol.reply import OK, ErrorReply
-from tests.helpers import aof_path, restart, wait_blocked
+from tests.helpers import aof_path, restart, strip_moving_fields, wait_blocked
 from tests.serverproc import RedisProcess
 
 # Far in the future, so that nothing expires during the test and the times are exact.
@@ -357,26 +357,6 @@ def parse_aof(data: bytes) -> list[list[bytes]]:
     return commands
 
 
-# Consumers' clock readings, and the node layout (a replay packs entries as it likes).
-_MOVING = {b"seen-time", b"active-time", b"radix-tree-keys", b"radix-tree-nodes"}
-
-
-def _strip_times(value: Any) -> Any:
-    if isinstance(value, list):
-        out: list[Any] = []
-        skip = False
-        for i, item in enumerate(value):
-            if skip:
-                skip = False
-                continue
-            if isinstance(item, bytes) and item in _MOVING and i + 1 < len(value):
-                skip = True
-                continue
-            out.append(_strip_times(item))
-        return out
-    return value
-
-
 def _raw(port: int, db: int, *argv: bytes) -> Any:
     reader = hiredis.Reader()
     with socket.create_connection(("127.0.0.1", port)) as sock:
@@ -398,7 +378,7 @@ def dataset(port: int) -> dict:
             if kind == b"string":
                 value = _raw(port, db, b"GET", key)
             else:
-                value = _strip_times(_raw(port, db, b"XINFO", b"STREAM", key, b"FULL"))
+                value = strip_moving_fields(_raw(port, db, b"XINFO", b"STREAM", key, b"FULL"))
             out[(db, key)] = (kind, value, _raw(port, db, b"PEXPIRETIME", key))
     return out
 

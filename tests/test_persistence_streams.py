@@ -15,28 +15,15 @@ import hiredis
 import pytest
 import redis
 
-from tests.helpers import aof_path, encode_command, read_reply, restart, wait_blocked
+from tests.helpers import (
+    aof_path,
+    encode_command,
+    read_reply,
+    restart,
+    strip_moving_fields,
+    wait_blocked,
+)
 from tests.serverproc import RawConnection, RedisProcess, ServerProcess
-
-# Consumer times move on between a save and a restart, and a rewrite packs entries into fewer
-# nodes (as Redis's does); everything else must be identical.
-_MOVING = {b"seen-time", b"active-time", b"radix-tree-keys", b"radix-tree-nodes"}
-
-
-def _strip_times(value: Any) -> Any:
-    if isinstance(value, list):
-        out = []
-        skip = False
-        for i, item in enumerate(value):
-            if skip:
-                skip = False
-                continue
-            if isinstance(item, bytes) and item in _MOVING and i + 1 < len(value):
-                skip = True
-                continue
-            out.append(_strip_times(item))
-        return out
-    return value
 
 
 def full_state(r: redis.Redis, key: str) -> Any:
@@ -48,7 +35,7 @@ def full_state(r: redis.Redis, key: str) -> Any:
         sock.sendall(b"XINFO STREAM %s FULL COUNT 0\r\n" % key.encode())
         while (reply := reader.gets()) is False:
             reader.feed(sock.recv(1 << 20))
-    return _strip_times(reply)
+    return strip_moving_fields(reply)
 
 
 def build_scenario(r: redis.Redis) -> None:
