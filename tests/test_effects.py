@@ -358,7 +358,8 @@ def parse_aof(data: bytes) -> list[list[bytes]]:
 
 
 # Consumers' clock readings, and the node layout (a replay packs entries as it likes).
-_MOVING = {b"seen-time", b"active-time", b"radix-tree-keys", b"radix-tree-nodes"}
+# Also nacked-count: a Redis 8.8 field (XNACK) that the Redis 7.0 compared with does not have.
+_MOVING = {b"seen-time", b"active-time", b"radix-tree-keys", b"radix-tree-nodes", b"nacked-count"}
 
 
 def _strip_times(value: Any) -> Any:
