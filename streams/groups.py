@@ -12,6 +12,7 @@ Methods that need entry data take the `Stream` as an argument; times are passed 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from heapq import heapify, heappop, heappush
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ Entry = tuple[int, list[bytes]]
 ClaimedEntry = tuple[int, list[bytes], int, int]
 
 LLONG_MAX = (1 << 63) - 1
+_ID_MASK = (1 << 128) - 1  # a time-index key is delivery_time << 128 | id
 # XNACK modes: how each changes the delivery counter of the entries it releases.
 NACK_SILENT = 0  # -1: the delivery does not count
 NACK_FAIL = 1  # unchanged
@@ -79,7 +81,7 @@ def normalize_entries_read(entries_read: int | None) -> int | None:
 class ConsumerGroup:
     """A consumer group. `entries_read` is None when unknown (Redis's -1 / XINFO null)."""
 
-    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "nacked")
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "nacked", "by_time")
 
     def __init__(self, name: bytes, last_id: int, entries_read: int | None = None) -> None:
         self.name = name
@@ -90,6 +92,11 @@ class ConsumerGroup:
         # The IDs released by XNACK and not claimed since, oldest release first (Redis's NACK
         # zone at the head of its PEL by time): XREADGROUP CLAIM serves them before any other.
         self.nacked: dict[int, None] = {}
+        # Owned pending records by delivery time, for XREADGROUP CLAIM (Redis's pel_by_time): a
+        # heap of delivery_time << 128 | id, built at a group's first CLAIM read and kept from
+        # then on. A delivery pushes a key and leaves the record's previous one behind: a key
+        # is current while its record is pending, owned and delivered at that time.
+        self.by_time: list[int] | None = None
 
     def copy(self) -> ConsumerGroup:
         """An independent deep copy: each pending entry is copied once, and the copy sits in
@@ -204,6 +211,8 @@ class ConsumerGroup:
                 pel.extend_new(out, pes)
                 cpel.extend_new(out, pes)
                 consumer.active_time = now_ms
+                if self.by_time is not None:
+                    self._index(out, now_ms)
                 return runs, out
             for eid in out:
                 pe = pel.get(eid)
@@ -217,6 +226,8 @@ class ConsumerGroup:
                 pe.delivery_count = 1
                 cpel[eid] = pe
             consumer.active_time = now_ms
+            if self.by_time is not None:
+                self._index(out, now_ms)
         return runs, out
 
     def read_history(
@@ -234,6 +245,7 @@ class ConsumerGroup:
             count = None
         pel = consumer.pel
         out: list[tuple[int, list[bytes] | None]] = []
+        by_time = self.by_time
         for eid in pel.irange(minimum=after + 1):
             if count is not None and len(out) >= count:
                 break
@@ -242,7 +254,11 @@ class ConsumerGroup:
                 pe = pel[eid]
                 pe.delivery_time = now_ms
                 pe.delivery_count += 1
+                if by_time is not None:
+                    heappush(by_time, now_ms << 128 | eid)
             out.append((eid, fields))
+        if by_time is not None:
+            self._compact()
         return out
 
     # --- XACK / XPENDING -------------------------------------------------------------------
@@ -267,6 +283,8 @@ class ConsumerGroup:
                     if c is not None and all(c is not d for d in done):
                         done.append(c)
                         c.pel.pop_many(ids)
+            if self.by_time and not self.pel:
+                self.by_time = []  # every key outdated
         return len(acked)
 
     def pending_summary(self) -> tuple[int, int | None, int | None, list[tuple[bytes, int]]]:
@@ -391,8 +409,12 @@ class ConsumerGroup:
             if pe.consumer is not consumer:
                 consumer.pel[eid] = pe
                 pe.consumer = consumer
+            if self.by_time is not None:
+                heappush(self.by_time, delivery_time << 128 | eid)
             out.append(eid if justid else (eid, fields))
             consumer.active_time = now_ms
+        if self.by_time is not None:
+            self._compact()
         return out
 
     def autoclaim(
@@ -440,11 +462,15 @@ class ConsumerGroup:
             pe.delivery_time = now_ms
             if not justid and pe.delivery_count < LLONG_MAX:
                 pe.delivery_count += 1
+            if self.by_time is not None:
+                heappush(self.by_time, now_ms << 128 | eid)
             claimed.append(eid if justid else (eid, fields))
             count -= 1
             consumer.active_time = now_ms
         for eid in deleted:
             self._drop(eid)
+        if self.by_time is not None:
+            self._compact()
         return cursor, claimed, deleted
 
     # --- XREADGROUP CLAIM / XNACK ----------------------------------------------------------
@@ -465,49 +491,92 @@ class ConsumerGroup:
         pel = self.pel
         if not pel or (count is not None and count <= 0):
             return out
-        order: list[int] = list(self.nacked)
-        want = None if count is None else count - len(order)
-        if want is None or want > 0:
-            cutoff = now_ms - min_idle
-            due = [(pe.delivery_time, eid) for eid, pe in pel.items()
-                   if pe.consumer is not None and pe.delivery_time <= cutoff]
-            # The PEL iterates in ID order, mostly the order of delivery too: a near-linear sort.
-            due.sort()
-            order.extend([eid for _t, eid in due])
-        for eid in order:
+        served: list[int] = []
+        for eid in list(self.nacked):
             if count is not None and len(out) >= count:
                 break
-            fields = stream.get(eid)
-            if fields is None:
-                self._drop(eid)
-                dropped.append(eid)
-                continue
-            pe = pel[eid]
-            before = pe.delivery_count
-            idle = now_ms - pe.delivery_time
-            if pe.consumer is not consumer:
-                self._disown(eid, pe)
-                consumer.pel[eid] = pe
-                pe.consumer = consumer
-            pe.delivery_time = now_ms
-            if before < LLONG_MAX:
-                pe.delivery_count = before + 1
-            out.append((eid, fields, idle if idle > 0 else 0, before))
+            self._serve_claim(stream, consumer, eid, now_ms, out, served, dropped)
+        heap = self._time_index()
+        cutoff = now_ms - min_idle
+        done: set[int] = set(served)
+        while heap and (count is None or len(out) < count):
+            key = heap[0]
+            t = key >> 128
+            if t > cutoff:
+                break
+            heappop(heap)
+            eid = key & _ID_MASK
+            pe = pel.get(eid)
+            if pe is None or pe.consumer is None or pe.delivery_time != t or eid in done:
+                continue  # an outdated key (the record moved on), or one served just now
+            done.add(eid)
+            self._serve_claim(stream, consumer, eid, now_ms, out, served, dropped)
         if out:
             consumer.active_time = now_ms
+            self._index(served, now_ms)
         return out
+
+    def _serve_claim(self, stream: Stream, consumer: Consumer, eid: int, now_ms: int,
+                     out: list[ClaimedEntry], served: list[int], dropped: list[int]) -> None:
+        fields = stream.get(eid)
+        if fields is None:
+            self._drop(eid)
+            dropped.append(eid)
+            return
+        pe = self.pel[eid]
+        before = pe.delivery_count
+        idle = now_ms - pe.delivery_time
+        if pe.consumer is not consumer:
+            self._disown(eid, pe)
+            consumer.pel[eid] = pe
+            pe.consumer = consumer
+        pe.delivery_time = now_ms
+        if before < LLONG_MAX:
+            pe.delivery_count = before + 1
+        out.append((eid, fields, idle if idle > 0 else 0, before))
+        served.append(eid)
+
+    def _time_index(self) -> list[int]:
+        """The delivery-time heap, built now if the group has none, rebuilt when outdated keys
+        outnumber the current ones."""
+        heap = self.by_time
+        if heap is None or len(heap) > 2 * len(self.pel) + 64:
+            heap = [pe.delivery_time << 128 | eid for eid, pe in self.pel.items()
+                    if pe.consumer is not None]
+            heapify(heap)
+            self.by_time = heap
+        return heap
+
+    def _index(self, eids: list[int], now_ms: int) -> None:
+        heap = self.by_time
+        assert heap is not None
+        t = now_ms << 128
+        for eid in eids:
+            heappush(heap, t | eid)
+        self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the time index once its outdated keys outnumber the current ones, so that a
+        group read with CLAIM once and then only plain keeps an index its PEL's size."""
+        heap = self.by_time
+        if heap is not None and len(heap) > 2 * len(self.pel) + 64:
+            self.by_time = None
+            self._time_index()
 
     def next_claimable(self, min_idle: int) -> int | None:
         """When the first pending entry becomes idle for `min_idle` ms (a past time if one
         already is), or None with nothing pending: when to re-run a blocked CLAIM reader."""
         if self.nacked:
             return 0
-        first: int | None = None
-        for pe in self.pel.values():
-            t = pe.delivery_time
-            if first is None or t < first:
-                first = t
-        return None if first is None else first + min_idle
+        heap = self._time_index()
+        pel = self.pel
+        while heap:
+            key = heap[0]
+            pe = pel.get(key & _ID_MASK)
+            if pe is not None and pe.consumer is not None and pe.delivery_time == key >> 128:
+                return (key >> 128) + min_idle
+            heappop(heap)
+        return None
 
     def nack(
         self, stream: Stream, ids: Sequence[int], mode: int, retry_count: int | None, force: bool,

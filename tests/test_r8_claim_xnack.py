@@ -7,6 +7,7 @@ docstrings of server/commands/streams_readgroup.py and streams_groups.py for wha
 
 from __future__ import annotations
 
+import random
 import signal
 import socket
 import threading
@@ -241,6 +242,40 @@ def test_claim_inside_multi_does_not_wait(server, r) -> None:
         assert call_raw(conn, "EXEC") == b"*1\r\n*-1\r\n"
     finally:
         conn.close()
+
+
+def test_claim_order_matches_a_model_under_random_claims_and_acks(r) -> None:
+    """CLAIM serves exactly the records idle long enough, longest idle first (ties by ID), up
+    to COUNT: checked against a model over random XCLAIM TIME, XACK and CLAIM reads."""
+    rnd = random.Random(8484)
+    n = 80
+    for i in range(1, n + 1):
+        r.xadd("s", {"f": str(i)}, id=f"{i}-0")
+    r.xgroup_create("s", "g", id="0")
+    r.xreadgroup("g", "alice", {"s": ">"})
+    base = int(time.time() * 1000)
+    step = 10000  # idle times 10 s apart: the clock moving during the test cannot reorder them
+    model: dict[int, list[int]] = {i: [0, 1] for i in range(1, n + 1)}  # id -> [age k, count]
+    for _round in range(40):
+        for i in rnd.sample(sorted(model), min(len(model), 6)):
+            k = rnd.randrange(1, 30)
+            r.xclaim("s", "g", rnd.choice(["alice", "bob"]), 0, [f"{i}-0"],
+                     time=base - k * step, justid=True)
+            model[i][0] = k
+        for i in rnd.sample(sorted(model), min(len(model), 2)):
+            r.xack("s", "g", f"{i}-0")
+            del model[i]
+        m = rnd.randrange(0, 30)
+        count = rnd.choice([None, 1, 3, 10])
+        due = sorted((-(model[i][0]), i) for i in model if model[i][0] > m)
+        expected = [(i, model[i][1]) for _k, i in due][:count]
+        reply = r.xreadgroup("g", "z", {"s": ">"}, count=count, claim_min_idle_time=m * step + step // 2)
+        got = [(int(e[0].split(b"-")[0]), e[3]) for e in reply[0][1]] if reply else []
+        assert got == expected, (_round, m, count)
+        for i, _c in expected:
+            model[i] = [0, model[i][1] + 1]
+        if not model:
+            break
 
 
 # --- XNACK -----------------------------------------------------------------------------------------
