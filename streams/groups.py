@@ -492,10 +492,10 @@ class ConsumerGroup:
         if not pel or (count is not None and count <= 0):
             return out
         served: list[int] = []
-        for eid in list(self.nacked):
-            if count is not None and len(out) >= count:
-                break
-            self._serve_claim(stream, consumer, eid, now_ms, out, served, dropped)
+        nacked = self.nacked
+        while nacked and (count is None or len(out) < count):
+            # Serving (or dropping) a released record takes it out of `nacked`.
+            self._serve_claim(stream, consumer, next(iter(nacked)), now_ms, out, served, dropped)
         heap = self._time_index()
         cutoff = now_ms - min_idle
         done: set[int] = set(served)
