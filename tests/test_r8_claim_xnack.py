@@ -307,6 +307,10 @@ def test_xnack_counts_only_released_ids_and_force(r) -> None:
     assert r.xinfo_groups("s")[0]["pending"] == 4
     # The group's position does not move: 3-0 .. 5-0 are still new to `>` readers.
     assert [e[0] for e in r.xreadgroup("g", "bob", {"s": ">"})[0][1]] == [b"3-0", b"4-0", b"5-0"]
+    # Delivered again, 4-0 and 5-0 are bob's (count reset, as any re-delivery after SETID).
+    assert _pending(r) == [(b"1-0", b"", 1), (b"2-0", b"alice", 1), (b"3-0", b"bob", 1),
+                           (b"4-0", b"bob", 1), (b"5-0", b"bob", 1)]
+    assert _full_group(r)[b"nacked-count"] == 1
 
 
 def test_released_entries_in_xpending_and_xinfo(r) -> None:
