@@ -220,6 +220,23 @@ def test_blocked_claim_reader_wakes_on_xnack_and_on_new_entries(server, r) -> No
         conn.close()
 
 
+def test_xnack_does_not_serve_a_blocked_reader_without_claim(server, r) -> None:
+    _setup(r, n=1, read=1)
+    conn = RawConnection(server.port)
+    try:
+        conn.send(encode_command("XREADGROUP", "GROUP", "g", "bob", "BLOCK", 0, "STREAMS", "s", ">"))
+        wait_blocked(r, 1)
+        assert r.xnack("s", "g", "FAIL", "1-0") == 1
+        time.sleep(0.1)
+        wait_blocked(r, 1)  # re-run, nothing new for a plain `>` read: still waiting
+        r.xadd("s", {"f": "2"}, id="2-0")
+        assert read_reply(conn) == \
+            b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\n2\r\n"
+    finally:
+        conn.close()
+    assert _pending(r) == [(b"1-0", b"", 1), (b"2-0", b"bob", 1)]
+
+
 def test_blocked_claim_reader_times_out_with_nil(server, r) -> None:
     _setup(r, n=1, read=1)
     conn = RawConnection(server.port)
