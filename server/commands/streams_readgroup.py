@@ -74,8 +74,8 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
             if logging:
                 client.propagate(consumer_effect(key, g, consumer))
         if spec is NEW and claim >= 0:
-            _claim_and_read(client, key, s, g, c, count, noack, claim, now, served)
-            dirty += 1
+            if _claim_and_read(client, key, s, g, c, count, noack, claim, now, served):
+                dirty += 1
         elif spec is NEW:
             runs, eids = g.deliver_new(s, c, count, noack, now)
             if eids:
@@ -100,9 +100,10 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
 
 def _claim_and_read(client: Client, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer,
                     count: int | None, noack: bool, min_idle: int, now: int,
-                    served: list[tuple[bytes, Any]]) -> None:
+                    served: list[tuple[bytes, Any]]) -> bool:
     """A `>` read with CLAIM: idle pending entries first (NOACK does not apply to them: they
-    stay pending, now for this consumer), then new ones up to COUNT in all."""
+    stay pending, now for this consumer), then new ones up to COUNT in all. True if the group
+    changed."""
     dropped: list[int] = []
     claimed = g.claim_idle(s, c, min_idle, count, now, dropped)
     runs: list[Any] = []
@@ -122,6 +123,7 @@ def _claim_and_read(client: Client, key: bytes, s: Stream, g: ConsumerGroup, c: 
             if not noack:
                 propagate_deliveries(client, key, g, eids)
             client.propagate(position_effect(key, g))
+    return bool(claimed or eids or dropped)
 
 
 def _wake_when_claimable(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
