@@ -212,6 +212,33 @@ def entries_reply(entries: Sequence[tuple[int, list[bytes] | None]], deleted: An
     return reply_end(parts)
 
 
+def _append_claimed(parts: list[bytes], eid: int, items: Sequence[bytes], idle: int,
+                    deliveries: int) -> None:
+    sid = b"%d-%d" % (eid >> 64, eid & _U64)
+    parts.append(b"\r\n*4\r\n$%d\r\n%b\r\n*%d" % (len(sid), sid, len(items)))
+    for item in items:
+        parts.append(_item_head(len(item)))
+        parts.append(item)
+    parts.append(b"\r\n:%d\r\n:%d" % (idle, deliveries))
+
+
+def claim_reply(claimed: Sequence[tuple[int, list[bytes], int, int]], runs: list[Run]) -> Raw:
+    """One stream's entries for XREADGROUP CLAIM: each as [id, [field, value, ...], idle ms,
+    delivery count], integers in RESP2 and RESP3 alike. The claimed pending entries come first
+    with the idle time and count they had before this delivery; the new entries (`runs`)
+    follow with 0 and 0."""
+    n = len(claimed)
+    for run in runs:
+        n += run.hi - run.lo
+    parts = reply_start(n)
+    for eid, fields, idle, deliveries in claimed:
+        _append_claimed(parts, eid, fields, idle, deliveries)
+    for run in runs:
+        for eid, fields in run.entries():
+            _append_claimed(parts, eid, fields, 0, 0)
+    return reply_end(parts)
+
+
 def entry_reply(eid: int, fields: Any) -> list[Any]:
     """One entry, [id, fields], for the connection's encoder (e.g. inside XINFO's maps)."""
     return [b"%d-%d" % (eid >> 64, eid & _U64), fields]

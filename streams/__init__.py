@@ -65,7 +65,15 @@ Commands (streams.stream.Stream, streams.groups.ConsumerGroup):
 """
 
 from .errors import StreamError, nogroup, nogroup_for_key, nogroup_xreadgroup
-from .groups import Consumer, ConsumerGroup, PendingEntry, normalize_entries_read
+from .groups import (
+    NACK_FAIL,
+    NACK_FATAL,
+    NACK_SILENT,
+    Consumer,
+    ConsumerGroup,
+    PendingEntry,
+    normalize_entries_read,
+)
 from .ids import (
     LAST,
     LAST_ENTRY,
@@ -100,6 +108,9 @@ __all__ = [
     "ConsumerGroup",
     "EntryStore",
     "PendingEntry",
+    "NACK_SILENT",
+    "NACK_FAIL",
+    "NACK_FATAL",
     "Run",
     "Stream",
     "StreamError",

@@ -12,6 +12,7 @@ Methods that need entry data take the `Stream` as an argument; times are passed 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from heapq import heapify, heappop, heappush
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
     from .stream import Stream
 
 Entry = tuple[int, list[bytes]]
+# (id, fields, ms idle before this delivery, deliveries before it): what XREADGROUP CLAIM serves.
+ClaimedEntry = tuple[int, list[bytes], int, int]
+
+LLONG_MAX = (1 << 63) - 1
+_ID_MASK = (1 << 128) - 1  # a time-index key is delivery_time << 128 | id
+# XNACK modes: how each changes the delivery counter of the entries it releases.
+NACK_SILENT = 0  # -1: the delivery does not count
+NACK_FAIL = 1  # unchanged
+NACK_FATAL = 2  # LLONG_MAX: never worth retrying
 
 
 class PendingEntry:
@@ -33,11 +43,14 @@ class PendingEntry:
 
     Its ID is the key it is held under in both PELs, and not kept here too: a million pending
     entries are a million of these, and a fourth slot would take each from 64 to 80 bytes.
+    An entry released by XNACK has no consumer (it is in no consumer's PEL) and a delivery time
+    of 0, as in Redis: it is idle enough for any claim.
     """
 
     __slots__ = ("consumer", "delivery_time", "delivery_count")
 
-    def __init__(self, consumer: Consumer, delivery_time: int, delivery_count: int = 1) -> None:
+    def __init__(self, consumer: Consumer | None, delivery_time: int,
+                 delivery_count: int = 1) -> None:
         self.consumer = consumer
         self.delivery_time = delivery_time
         self.delivery_count = delivery_count
@@ -68,7 +81,7 @@ def normalize_entries_read(entries_read: int | None) -> int | None:
 class ConsumerGroup:
     """A consumer group. `entries_read` is None when unknown (Redis's -1 / XINFO null)."""
 
-    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers")
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "nacked", "by_time")
 
     def __init__(self, name: bytes, last_id: int, entries_read: int | None = None) -> None:
         self.name = name
@@ -76,6 +89,14 @@ class ConsumerGroup:
         self.entries_read = normalize_entries_read(entries_read)
         self.pel = PendingList()  # id -> PendingEntry
         self.consumers: SortedDict = SortedDict()  # name -> Consumer
+        # The IDs released by XNACK and not claimed since, oldest release first (Redis's NACK
+        # zone at the head of its PEL by time): XREADGROUP CLAIM serves them before any other.
+        self.nacked: dict[int, None] = {}
+        # Owned pending records by delivery time, for XREADGROUP CLAIM (Redis's pel_by_time): a
+        # heap of delivery_time << 128 | id, built at a group's first CLAIM read and kept from
+        # then on. A delivery pushes a key and leaves the record's previous one behind: a key
+        # is current while its record is pending, owned and delivered at that time.
+        self.by_time: list[int] | None = None
 
     def copy(self) -> ConsumerGroup:
         """An independent deep copy: each pending entry is copied once, and the copy sits in
@@ -87,6 +108,10 @@ class ConsumerGroup:
             nc.active_time = c.active_time
             for eid, pe in c.pel.items():
                 nc.pel[eid] = copies[eid] = PendingEntry(nc, pe.delivery_time, pe.delivery_count)
+        for eid in self.nacked:
+            pe = self.pel[eid]
+            copies[eid] = PendingEntry(None, pe.delivery_time, pe.delivery_count)
+            new.nacked[eid] = None
         for eid in self.pel:
             new.pel[eid] = copies[eid]
         return new
@@ -186,6 +211,8 @@ class ConsumerGroup:
                 pel.extend_new(out, pes)
                 cpel.extend_new(out, pes)
                 consumer.active_time = now_ms
+                if self.by_time is not None:
+                    self._index(out, now_ms)
                 return runs, out
             for eid in out:
                 pe = pel.get(eid)
@@ -193,12 +220,14 @@ class ConsumerGroup:
                     pel[eid] = cpel[eid] = PendingEntry(consumer, now_ms)
                     continue
                 # Already pending (possible after SETID): re-assigned, delivery count reset.
-                pe.consumer.pel.pop(eid, None)
+                self._disown(eid, pe)
                 pe.consumer = consumer
                 pe.delivery_time = now_ms
                 pe.delivery_count = 1
                 cpel[eid] = pe
             consumer.active_time = now_ms
+            if self.by_time is not None:
+                self._index(out, now_ms)
         return runs, out
 
     def read_history(
@@ -216,6 +245,7 @@ class ConsumerGroup:
             count = None
         pel = consumer.pel
         out: list[tuple[int, list[bytes] | None]] = []
+        by_time = self.by_time
         for eid in pel.irange(minimum=after + 1):
             if count is not None and len(out) >= count:
                 break
@@ -224,7 +254,11 @@ class ConsumerGroup:
                 pe = pel[eid]
                 pe.delivery_time = now_ms
                 pe.delivery_count += 1
+                if by_time is not None:
+                    heappush(by_time, now_ms << 128 | eid)
             out.append((eid, fields))
+        if by_time is not None:
+            self._compact()
         return out
 
     # --- XACK / XPENDING -------------------------------------------------------------------
@@ -233,17 +267,24 @@ class ConsumerGroup:
         """XACK: remove the IDs from the PELs; returns how many were pending."""
         acked = self.pel.pop_many(ids)
         if acked:
+            nacked = self.nacked
+            if nacked:
+                for eid in ids:
+                    nacked.pop(eid, None)
             # Usually one consumer acks its own batch. A consumer's PEL holds exactly the group's
             # entries it owns, so popping every ID from the first owner's takes just its share.
             owner = acked[0].consumer
-            if len(owner.pel.pop_many(ids)) != len(acked):
-                # Others' entries too: each other owner's PEL gives up the IDs it holds.
-                done = [owner]
+            if owner is None or len(owner.pel.pop_many(ids)) != len(acked):
+                # Others' entries too (or released ones, which no consumer holds): each other
+                # owner's PEL gives up the IDs it holds.
+                done: list[Consumer] = [] if owner is None else [owner]
                 for pe in acked:
                     c = pe.consumer
-                    if all(c is not d for d in done):
+                    if c is not None and all(c is not d for d in done):
                         done.append(c)
                         c.pel.pop_many(ids)
+            if self.by_time and not self.pel:
+                self.by_time = []  # every key outdated
         return len(acked)
 
     def pending_summary(self) -> tuple[int, int | None, int | None, list[tuple[bytes, int]]]:
@@ -288,7 +329,9 @@ class ConsumerGroup:
             idle = now_ms - pe.delivery_time
             if min_idle and idle < min_idle:
                 continue
-            out.append((eid, pe.consumer.name, max(idle, 0), pe.delivery_count))
+            owner = pe.consumer
+            # A released entry has no owner: Redis shows an empty consumer name.
+            out.append((eid, b"" if owner is None else owner.name, max(idle, 0), pe.delivery_count))
             if len(out) >= count:
                 break
         return out
@@ -296,8 +339,15 @@ class ConsumerGroup:
     # --- XCLAIM / XAUTOCLAIM ---------------------------------------------------------------
 
     def _drop(self, eid: int) -> None:
-        pe = self.pel.pop(eid)
-        pe.consumer.pel.pop(eid, None)
+        self._disown(eid, self.pel.pop(eid))
+
+    def _disown(self, eid: int, pe: PendingEntry) -> None:
+        """Take eid out of its owner's PEL, or out of the released IDs when it has no owner."""
+        owner = pe.consumer
+        if owner is not None:
+            owner.pel.pop(eid, None)
+        else:
+            self.nacked.pop(eid, None)
 
     def claim(
         self,
@@ -350,17 +400,21 @@ class ConsumerGroup:
             elif min_idle and now_ms - pe.delivery_time < min_idle:
                 continue
             elif pe.consumer is not consumer:
-                pe.consumer.pel.pop(eid, None)
+                self._disown(eid, pe)
             pe.delivery_time = delivery_time
             if retry_count is not None and retry_count >= 0:
                 pe.delivery_count = retry_count
-            elif not justid:
+            elif not justid and pe.delivery_count < LLONG_MAX:
                 pe.delivery_count += 1
             if pe.consumer is not consumer:
                 consumer.pel[eid] = pe
                 pe.consumer = consumer
+            if self.by_time is not None:
+                heappush(self.by_time, delivery_time << 128 | eid)
             out.append(eid if justid else (eid, fields))
             consumer.active_time = now_ms
+        if self.by_time is not None:
+            self._compact()
         return out
 
     def autoclaim(
@@ -402,19 +456,163 @@ class ConsumerGroup:
             if min_idle and now_ms - pe.delivery_time < min_idle:
                 continue
             if pe.consumer is not consumer:
-                if pe.consumer is not None:
-                    pe.consumer.pel.pop(eid, None)
+                self._disown(eid, pe)
                 consumer.pel[eid] = pe
                 pe.consumer = consumer
             pe.delivery_time = now_ms
-            if not justid:
+            if not justid and pe.delivery_count < LLONG_MAX:
                 pe.delivery_count += 1
+            if self.by_time is not None:
+                heappush(self.by_time, now_ms << 128 | eid)
             claimed.append(eid if justid else (eid, fields))
             count -= 1
             consumer.active_time = now_ms
         for eid in deleted:
             self._drop(eid)
+        if self.by_time is not None:
+            self._compact()
         return cursor, claimed, deleted
+
+    # --- XREADGROUP CLAIM / XNACK ----------------------------------------------------------
+
+    def claim_idle(
+        self, stream: Stream, consumer: Consumer, min_idle: int, count: int | None, now_ms: int,
+        dropped: list[int],
+    ) -> list[ClaimedEntry]:
+        """XREADGROUP CLAIM's first phase: give `consumer` up to `count` (None = all) pending
+        entries idle at least `min_idle` ms: the released ones (XNACK) first, in release order,
+        then the others longest idle first (ties in ID order).
+
+        Each comes with its idle time and delivery count from before this delivery, which
+        takes it over (owner, delivery time now, count + 1). Records whose entry left the
+        stream are dropped from the PEL (their IDs appended to `dropped`) and not served.
+        """
+        out: list[ClaimedEntry] = []
+        pel = self.pel
+        if not pel or (count is not None and count <= 0):
+            return out
+        served: list[int] = []
+        nacked = self.nacked
+        while nacked and (count is None or len(out) < count):
+            # Serving (or dropping) a released record takes it out of `nacked`.
+            self._serve_claim(stream, consumer, next(iter(nacked)), now_ms, out, served, dropped)
+        heap = self._time_index()
+        cutoff = now_ms - min_idle
+        done: set[int] = set(served)
+        while heap and (count is None or len(out) < count):
+            key = heap[0]
+            t = key >> 128
+            if t > cutoff:
+                break
+            heappop(heap)
+            eid = key & _ID_MASK
+            pe = pel.get(eid)
+            if pe is None or pe.consumer is None or pe.delivery_time != t or eid in done:
+                continue  # an outdated key (the record moved on), or one served just now
+            done.add(eid)
+            self._serve_claim(stream, consumer, eid, now_ms, out, served, dropped)
+        if out:
+            consumer.active_time = now_ms
+            self._index(served, now_ms)
+        return out
+
+    def _serve_claim(self, stream: Stream, consumer: Consumer, eid: int, now_ms: int,
+                     out: list[ClaimedEntry], served: list[int], dropped: list[int]) -> None:
+        fields = stream.get(eid)
+        if fields is None:
+            self._drop(eid)
+            dropped.append(eid)
+            return
+        pe = self.pel[eid]
+        before = pe.delivery_count
+        idle = now_ms - pe.delivery_time
+        if pe.consumer is not consumer:
+            self._disown(eid, pe)
+            consumer.pel[eid] = pe
+            pe.consumer = consumer
+        pe.delivery_time = now_ms
+        if before < LLONG_MAX:
+            pe.delivery_count = before + 1
+        out.append((eid, fields, idle if idle > 0 else 0, before))
+        served.append(eid)
+
+    def _time_index(self) -> list[int]:
+        """The delivery-time heap, built now if the group has none, rebuilt when outdated keys
+        outnumber the current ones."""
+        heap = self.by_time
+        if heap is None or len(heap) > 2 * len(self.pel) + 64:
+            heap = [pe.delivery_time << 128 | eid for eid, pe in self.pel.items()
+                    if pe.consumer is not None]
+            heapify(heap)
+            self.by_time = heap
+        return heap
+
+    def _index(self, eids: list[int], now_ms: int) -> None:
+        heap = self.by_time
+        assert heap is not None
+        t = now_ms << 128
+        for eid in eids:
+            heappush(heap, t | eid)
+        self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the time index once its outdated keys outnumber the current ones, so that a
+        group read with CLAIM once and then only plain keeps an index its PEL's size."""
+        heap = self.by_time
+        if heap is not None and len(heap) > 2 * len(self.pel) + 64:
+            self.by_time = None
+            self._time_index()
+
+    def next_claimable(self, min_idle: int) -> int | None:
+        """When the first pending entry becomes idle for `min_idle` ms (a past time if one
+        already is), or None with nothing pending: when to re-run a blocked CLAIM reader."""
+        if self.nacked:
+            return 0
+        heap = self._time_index()
+        pel = self.pel
+        while heap:
+            key = heap[0]
+            pe = pel.get(key & _ID_MASK)
+            if pe is not None and pe.consumer is not None and pe.delivery_time == key >> 128:
+                return (key >> 128) + min_idle
+            heappop(heap)
+        return None
+
+    def nack(
+        self, stream: Stream, ids: Sequence[int], mode: int, retry_count: int | None, force: bool,
+    ) -> list[int]:
+        """XNACK: release pending entries to the group, in the order given; returns the IDs
+        released (repeats included), for the reply's count and the effects.
+
+        A released entry leaves its owner's PEL and stays in the group's, ownerless, with
+        delivery time 0, at the end of the released ones (a repeat release moves it there).
+        Its delivery count goes down by one (SILENT, not below 0), stays (FAIL) or becomes
+        LLONG_MAX (FATAL); RETRYCOUNT sets it instead. FORCE first creates a record (count 1)
+        for an ID that is not pending but is in the stream; other unknown IDs are skipped.
+        """
+        pel = self.pel
+        nacked = self.nacked
+        out: list[int] = []
+        for eid in ids:
+            pe = pel.get(eid)
+            if pe is None:
+                if not force or not stream.contains(eid):
+                    continue
+                pe = pel[eid] = PendingEntry(None, 0, 1)
+            else:
+                self._disown(eid, pe)
+                pe.consumer = None
+            if retry_count is not None:
+                pe.delivery_count = retry_count
+            elif mode == NACK_SILENT:
+                if pe.delivery_count > 0:
+                    pe.delivery_count -= 1
+            elif mode == NACK_FATAL:
+                pe.delivery_count = LLONG_MAX
+            pe.delivery_time = 0
+            nacked[eid] = None
+            out.append(eid)
+        return out
 
     # --- XINFO -----------------------------------------------------------------------------
 
@@ -463,7 +661,8 @@ class ConsumerGroup:
             "lag": self.lag(stream),
             "pel-count": len(self.pel),
             "pending": [
-                (eid, pe.consumer.name, pe.delivery_time, pe.delivery_count) for eid, pe in head(self.pel)
+                (eid, b"" if pe.consumer is None else pe.consumer.name, pe.delivery_time,
+                 pe.delivery_count) for eid, pe in head(self.pel)
             ],
             "consumers": [
                 {
@@ -475,4 +674,5 @@ class ConsumerGroup:
                 }
                 for c in self.consumers.values()
             ],
+            "nacked-count": len(self.nacked),
         }

@@ -228,8 +228,9 @@ def restart(srv: ServerProcess, *args: str) -> ServerProcess:
 _MOVING = {b"seen-time", b"active-time", b"radix-tree-keys", b"radix-tree-nodes"}
 
 
-def strip_moving_fields(value: Any) -> Any:
-    """A raw XINFO STREAM FULL reply without the fields in _MOVING (and their values)."""
+def strip_moving_fields(value: Any, also: frozenset[bytes] = frozenset()) -> Any:
+    """A raw XINFO STREAM FULL reply without the fields in _MOVING or `also` (and their values)."""
+    moving = _MOVING | also if also else _MOVING
     if isinstance(value, list):
         out: list[Any] = []
         skip = False
@@ -237,9 +238,9 @@ def strip_moving_fields(value: Any) -> Any:
             if skip:
                 skip = False
                 continue
-            if isinstance(item, bytes) and item in _MOVING and i + 1 < len(value):
+            if isinstance(item, bytes) and item in moving and i + 1 < len(value):
                 skip = True
                 continue
-            out.append(strip_moving_fields(item))
+            out.append(strip_moving_fields(item, also))
         return out
     return value

@@ -2,7 +2,8 @@
 
 Deliveries and claims depend on the clock and on who asked first, so they are logged as their
 effect, as Redis propagates them: each pending record as an XCLAIM that sets its owner, delivery
-time and delivery count (FORCE JUSTID), the group's position as XGROUP SETID ... ENTRIESREAD, and
+time and delivery count (FORCE JUSTID), a record released by XNACK as the XNACK that releases it
+with its count (RETRYCOUNT ... FORCE), the group's position as XGROUP SETID ... ENTRIESREAD, and
 consumers as XGROUP CREATECONSUMER. An AOF rewrite writes pending records the same way.
 """
 
@@ -26,8 +27,18 @@ def pending_effect(key: bytes, group: bytes, eid: int, pe: PendingEntry) -> list
             b"FORCE", b"JUSTID"]
 
 
+def nack_effect(key: bytes, group: bytes, eid: int, pe: PendingEntry) -> list[bytes]:
+    """The XNACK that recreates released record eid (no owner) with its delivery count, at the
+    end of the group's released records: replayed in release order, they keep that order."""
+    return [b"XNACK", key, group, b"FAIL", b"IDS", b"1", format_id(eid),
+            b"RETRYCOUNT", b"%d" % pe.delivery_count, b"FORCE"]
+
+
 def claim_effect(key: bytes, group: ConsumerGroup, eid: int) -> list[bytes]:
-    return pending_effect(key, group.name, eid, group.pel[eid])
+    pe = group.pel[eid]
+    if pe.consumer is None:
+        return nack_effect(key, group.name, eid, pe)
+    return pending_effect(key, group.name, eid, pe)
 
 
 def position_effect(key: bytes, group: ConsumerGroup) -> list[bytes]:

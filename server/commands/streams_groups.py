@@ -1,5 +1,5 @@
 """Consumer-group management commands: XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER,
-DELCONSUMER, HELP), XACK, XPENDING, XCLAIM and XAUTOCLAIM.
+DELCONSUMER, HELP), XACK, XPENDING, XCLAIM, XAUTOCLAIM and XNACK.
 
 Reading through a group (XREADGROUP) lives in streams_readgroup.py, XINFO in streams_info.py.
 Argument checks run in Redis's order (t_stream.c), so that a command with several problems
@@ -17,11 +17,19 @@ from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from protocol.stream_resp import entries_reply
 from server.command_table import command, container, key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
-from server.commands.stream_propagate import claim_effect, consumer_effect, position_effect
+from server.commands.stream_propagate import (
+    claim_effect,
+    consumer_effect,
+    nack_effect,
+    position_effect,
+)
 from server.keyspace import now_ms
 from server.subcommands import help_reply, subcommand_syntax_error
 from streams import (
     LAST,
+    NACK_FAIL,
+    NACK_FATAL,
+    NACK_SILENT,
     ConsumerGroup,
     Stream,
     StreamError,
@@ -445,3 +453,78 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     body = ([format_id(eid) for eid in cast("list[int]", claimed)] if justid
             else entries_reply(cast("list[Entry]", claimed)))
     return [format_id(cursor), body, [format_id(eid) for eid in deleted]]
+
+
+# --- XNACK -------------------------------------------------------------------------------------
+
+_NACK_MODES = {b"silent": NACK_SILENT, b"fail": NACK_FAIL, b"fatal": NACK_FATAL}
+_XNACK_MODE = ErrorReply("ERR mode must be SILENT, FAIL, or FATAL")
+_XNACK_NUMIDS = ErrorReply("ERR Number of IDs must be a positive integer")
+_XNACK_NUMIDS_MISMATCH = ErrorReply("ERR The `numids` parameter must match the number of arguments")
+_XNACK_RETRYCOUNT = ErrorReply("ERR Invalid RETRYCOUNT option argument for XNACK")
+
+
+@command("xnack", -7, "write fast", keys=(1, 1, 1), group="stream", since="8.8.0",
+         summary="Releases claimed messages back to the group's PEL without acknowledging them, "
+         "making them available for re-delivery.", complexity="O(1) for each message ID processed.",
+         key_specs=key_spec(("RW", "UPDATE")),
+         arguments=(_KEY, _GROUP,
+                    {"name": "mode", "type": "oneof", "arguments": (
+                        {"name": "silent", "type": "pure-token", "token": "SILENT"},
+                        {"name": "fail", "type": "pure-token", "token": "FAIL"},
+                        {"name": "fatal", "type": "pure-token", "token": "FATAL"})},
+                    {"name": "ids", "token": "IDS", "type": "block", "arguments": (
+                        {"name": "numids", "type": "integer"},
+                        {"name": "id", "type": "string", "multiple": True})},
+                    {"token": "RETRYCOUNT", "name": "count", "type": "integer", "optional": True},
+                    {"name": "force", "token": "FORCE", "type": "pure-token", "optional": True}))
+def xnack(client: Client, argv: list[bytes]) -> Any:
+    mode = _NACK_MODES.get(argv[3].lower())
+    if mode is None:
+        raise _XNACK_MODE
+    argc = len(argv)
+    id_args: list[bytes] | None = None
+    retry_count: int | None = None
+    force = False
+    # IDS, RETRYCOUNT and FORCE in any order, as Redis parses them.
+    j = 4
+    while j < argc:
+        opt = argv[j].lower()
+        more = argc - j - 1
+        if opt == b"ids" and more:
+            numids = parse_int(argv[j + 1], _XNACK_NUMIDS)
+            if numids <= 0:
+                raise _XNACK_NUMIDS
+            if numids > more - 1:
+                raise _XNACK_NUMIDS_MISMATCH
+            id_args = argv[j + 2:j + 2 + numids]
+            j += 2 + numids
+            continue
+        if opt == b"retrycount" and more:
+            retry_count = parse_int(argv[j + 1], _XNACK_RETRYCOUNT)
+            if retry_count < 0:
+                raise _XNACK_RETRYCOUNT
+            j += 1
+        elif opt == b"force":
+            force = True
+        else:
+            raise SYNTAX_ERROR
+        j += 1
+    if id_args is None:
+        raise SYNTAX_ERROR
+    # Every ID is parsed before anything is released: an error leaves the PEL untouched.
+    ids = parse_strict_ids(id_args)
+    s, g = _claim_group(client, argv)
+    released = g.nack(s, ids, mode, retry_count, force)
+    if not released:
+        return 0
+    _touch_dirty(client, len(released))
+    if client.effects.active:
+        # Only each ID's last release counts: it set the count and the place in line.
+        last = {eid: i for i, eid in enumerate(released)}
+        for i, eid in enumerate(released):
+            if last[eid] == i:
+                client.propagate(nack_effect(argv[1], g.name, eid, g.pel[eid]))
+    # Released entries can be claimed at once: CLAIM readers blocked on the key try again.
+    client.keyspace.signal_ready(client.db.index, argv[1])
+    return len(released)

@@ -62,6 +62,7 @@ def _group_full(d: dict[str, Any]) -> dict[bytes, Any]:
             b"pel-count": c["pel-count"],
             b"pending": [[format_id(eid), when, n] for eid, when, n in c["pending"]],
         } for c in d["consumers"]],
+        b"nacked-count": d["nacked-count"],
     }
 
 
@@ -70,7 +71,8 @@ def _group_full(d: dict[str, Any]) -> dict[bytes, Any]:
          history=(("6.0.0", "Added the `FULL` modifier."),
                   ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, "
                    "`recorded-first-entry-id`, `entries-read` and `lag` fields"),
-                  ("7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`.")),
+                  ("7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`."),
+                  ("8.8.0", "Added the `nacked-count` field.")),
          arguments=(_KEY, {"name": "full-block", "type": "block", "optional": True, "arguments": (
              {"name": "full", "token": "FULL", "type": "pure-token"},
              {"token": "COUNT", "name": "count", "type": "integer", "optional": True})}))

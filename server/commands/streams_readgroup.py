@@ -7,6 +7,12 @@ A blocked XREADGROUP is re-run in full whenever one of its keys is signalled, as
 (blocked.c reprocesses the command; see server/blocking.py): so a deleted or flushed key or a
 destroyed group ends the wait with the command's own NOGROUP error, a key that changed type with
 WRONGTYPE, and a re-run that finds nothing new leaves the client waiting.
+
+CLAIM min-idle-time (Redis 8.4) makes a `>` read serve, before new entries, the group's pending
+entries released by XNACK and those idle at least that long, each with its idle time and
+delivery count (protocol/stream_resp.claim_reply). An entry becoming idle enough is a moment,
+not a write: like Redis (which keeps the earliest such moment per key), a blocked CLAIM reader
+is re-run when the first pending entry of its streams crosses min-idle-time, and on writes.
 """
 
 from __future__ import annotations
@@ -15,28 +21,37 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply
-from protocol.stream_resp import entries_reply, runs_reply
+from protocol.stream_resp import claim_reply, entries_reply, runs_reply
 from server.blocking import Block
 from server.command_table import command, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR
-from server.commands.stream_propagate import consumer_effect, position_effect, propagate_deliveries
+from server.commands.stream_propagate import (
+    claim_effect,
+    consumer_effect,
+    position_effect,
+    propagate_deliveries,
+)
 from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
 from server.keyspace import now_ms
-from streams import NEW, ConsumerGroup, Stream, nogroup_xreadgroup, parse_read_id
+from streams import NEW, ConsumerGroup, Stream, format_id, nogroup_xreadgroup, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
     from server.keyspace import Database
+    from streams.groups import Consumer
 
 _UNBALANCED = ErrorReply("ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or "
                          "'>' must be specified.")
 _MISSING_GROUP = ErrorReply("ERR Missing GROUP option for XREADGROUP")
+_CLAIM_MIN_IDLE = ErrorReply("ERR Invalid min-idle-time argument for XREADGROUP")
 
 
 def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes], group: bytes,
-          consumer: bytes, count: int | None, noack: bool) -> list[tuple[bytes, Any]]:
+          consumer: bytes, count: int | None, noack: bool,
+          claim: int = -1) -> list[tuple[bytes, Any]]:
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
-    history reads always appear in the reply, `>` reads only when they deliver something."""
+    history reads always appear in the reply, `>` reads only when they deliver something.
+    `claim` >= 0 is CLAIM's min-idle-time (a `>` read claims idle pending entries first)."""
     targets: list[tuple[bytes, Stream, ConsumerGroup, Any]] = []
     for j in range(len(keys)):  # not zip(): compiled, that is a generic call
         key = keys[j]
@@ -58,7 +73,10 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
             dirty += 1
             if logging:
                 client.propagate(consumer_effect(key, g, consumer))
-        if spec is NEW:
+        if spec is NEW and claim >= 0:
+            if _claim_and_read(client, key, s, g, c, count, noack, claim, now, served):
+                dirty += 1
+        elif spec is NEW:
             runs, eids = g.deliver_new(s, c, count, noack, now)
             if eids:
                 served.append((key, runs_reply(runs)))
@@ -80,6 +98,61 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     return served
 
 
+def _claim_and_read(client: Client, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer,
+                    count: int | None, noack: bool, min_idle: int, now: int,
+                    served: list[tuple[bytes, Any]]) -> bool:
+    """A `>` read with CLAIM: idle pending entries first (NOACK does not apply to them: they
+    stay pending, now for this consumer), then new ones up to COUNT in all. True if the group
+    changed."""
+    dropped: list[int] = []
+    claimed = g.claim_idle(s, c, min_idle, count, now, dropped)
+    runs: list[Any] = []
+    eids: list[int] = []
+    if count is None or len(claimed) < count:
+        runs, eids = g.deliver_new(s, c, None if count is None else count - len(claimed), noack,
+                                   now)
+    if claimed or eids:
+        served.append((key, claim_reply(claimed, runs)))
+    if client.effects.active:
+        for eid in dropped:
+            # A pending record of a deleted entry is let go, as XCLAIM lets it go: an XACK.
+            client.propagate([b"XACK", key, g.name, format_id(eid)])
+        for entry in claimed:
+            client.propagate(claim_effect(key, g, entry[0]))
+        if eids:
+            if not noack:
+                propagate_deliveries(client, key, g, eids)
+            client.propagate(position_effect(key, g))
+    return bool(claimed or eids or dropped)
+
+
+def _wake_when_claimable(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
+                         group: bytes, min_idle: int) -> None:
+    """Have a blocked CLAIM reader re-run when the first pending entry of its `>` streams has
+    been idle min_idle ms (a write re-runs it anyway). A re-run that finds nothing claimable,
+    the entry having been acknowledged or claimed meanwhile, sets the next such moment."""
+    first: int | None = None
+    first_key = b""
+    for j in range(len(keys)):
+        if id_args[j] != b">":
+            continue
+        s: Stream | None = db.get_typed(keys[j], Stream)
+        g = None if s is None else s.groups.get(group)
+        if g is None:
+            continue
+        t = g.next_claimable(min_idle)
+        if t is not None and (first is None or t < first):
+            first = t
+            first_key = keys[j]
+    if first is None:
+        return
+    # One millisecond more: the wall clock and the loop's clock need not tick together, and a
+    # re-run a little early would only set another timer.
+    delay = (first - now_ms() + 1) / 1000
+    client.server.blocking.loop.call_later(max(delay, 0.0), client.keyspace.signal_ready,
+                                           db.index, first_key)
+
+
 @command("xreadgroup", -7, "write blocking", group="stream", since="5.0.0",
          summary="Returns new or historical messages from a stream for a consumer in a group. "
          "Blocks until a message is available otherwise.",
@@ -94,6 +167,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
                  {"name": "group", "type": "string"}, {"name": "consumer", "type": "string"})},
              {"token": "COUNT", "name": "count", "type": "integer", "optional": True},
              {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},
+             {"token": "CLAIM", "name": "min-idle-time", "type": "integer", "optional": True},
              {"name": "noack", "token": "NOACK", "type": "pure-token", "optional": True},
              {"name": "streams", "token": "STREAMS", "type": "block", "arguments": (
                  {"name": "key", "type": "key", "key_spec_index": 0, "multiple": True},
@@ -104,6 +178,7 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
     timeout = -1  # no BLOCK
     count = 0
     noack = False
+    claim = -1
     group = consumer = None
     streams_at = 0
     i = 1
@@ -129,6 +204,11 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
             break
         elif opt == b"noack":
             noack = True
+        elif opt == b"claim" and more:
+            i += 1
+            claim = parse_int(argv[i], _CLAIM_MIN_IDLE)
+            if claim < 0:
+                raise _CLAIM_MIN_IDLE
         else:
             raise SYNTAX_ERROR
         i += 1
@@ -141,11 +221,13 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
     id_args = argv[streams_at + n:]
     db = client.db
     limit = count or None
-    served = _read(client, db, keys, id_args, group, consumer, limit, noack)
+    served = _read(client, db, keys, id_args, group, consumer, limit, noack, claim)
     if served:
         return xread_reply(client, served)
     if timeout < 0:
         return NULL_ARRAY
+    if claim >= 0 and not client.in_exec:
+        _wake_when_claimable(client, db, keys, id_args, group, claim)
     # Only `>` reads get here (a history read is always served), so waiting makes sense. Any
     # change of a key re-runs it, a deletion or a new type too: then it fails as it would now.
     return Block(keys, timeout, NULL_ARRAY, None, Stream, True)

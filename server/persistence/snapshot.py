@@ -1,10 +1,10 @@
 """The dataset as a sequence of commands: what an AOF rewrite writes.
 
-Every command is one that Redis 7.x accepts, so a rewritten file replays into Redis as well
-(`redis-cli --pipe`). Streams are rebuilt as Redis's own rewrite does: the entries with XADD, the
+Every command is one that Redis 8.x accepts (and, without XNACK's released records, Redis 7.x),
+so a rewritten file replays into Redis as well (`redis-cli --pipe`). Streams are rebuilt as Redis's own rewrite does: the entries with XADD, the
 metadata with XSETID, groups with XGROUP CREATE ... ENTRIESREAD, consumers with XGROUP
 CREATECONSUMER and each pending entry with an XCLAIM that restores its owner, delivery time and
-delivery count.
+delivery count, or, for one released by XNACK, the XNACK that releases it again.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from server.commands.stream_propagate import pending_effect
+from server.commands.stream_propagate import nack_effect, pending_effect
 from streams import Stream
 from streams.ids import format_id
 
@@ -52,6 +52,10 @@ def stream_commands(key: bytes, stream: Stream) -> Iterator[Command]:
                 # the entry), and neither can its own rewrite: such records are dropped.
                 continue
             yield pending_effect(key, group.name, eid, pe)
+        for eid in group.nacked:
+            # Records released by XNACK, in release order (the order CLAIM serves them in).
+            if stream.contains(eid):
+                yield nack_effect(key, group.name, eid, group.pel[eid])
 
 
 def key_commands(key: bytes, value: Any) -> Iterator[Command]:
