@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import count as _count
 from typing import Final
 
@@ -385,6 +385,10 @@ class Run:
         return Run(self._node, lo, hi)
 
 
+def _never(eid: int) -> bool:
+    return False
+
+
 class EntryStore:
     """Ordered entries of one stream, packed in nodes. IDs must be appended in increasing order."""
 
@@ -528,6 +532,95 @@ class EntryStore:
         if drop:
             del nodes[:drop]
             del self.keys[:drop]
+        return deleted
+
+    def trim_refs(
+        self,
+        maxlen: int | None,
+        minid: int | None,
+        approx: bool,
+        limit: int,
+        referenced: Callable[[int], bool] | None,
+        unread_after: int,
+        gone: list[int] | None,
+    ) -> int:
+        """`trim` for the DELREF and ACKED policies. Returns the number of entries removed.
+
+        ACKED (`referenced` given) keeps every entry `referenced` is true for, and every entry
+        past `unread_after` (some group has not read those: the walk ends there). A node that
+        `trim` would drop whole is walked entry by entry instead, and `~` still stops at the
+        first node that is not droppable; without `~` the walk goes on past the entries kept,
+        until the threshold is met, so the entries removed are always the oldest unreferenced
+        ones (what a replayed `MAXLEN = <length> ACKED` removes again).
+        DELREF (`gone` given) removes what `trim` removes, and appends to `gone` every ID the
+        trim passes over, tombstones included, for the caller to drop from every PEL.
+        Nodes the trim empties are freed.
+        """
+        deleted = 0
+        nodes = self.nodes
+        acked = referenced is not None
+        is_ref: Callable[[int], bool] = _never if referenced is None else referenced
+        floor = 0 if minid is None else minid
+        emptied: list[int] = []
+        done = False
+        for ni, node in enumerate(nodes):
+            if maxlen is not None and self.length <= maxlen:
+                break
+            entries = node.live
+            if limit and deleted + entries > limit:
+                break
+            n = len(node)
+            if maxlen is not None:
+                whole = self.length - entries >= maxlen
+            else:
+                whole = node.id_at(n - 1) < floor
+            if not whole and approx:
+                break
+            if acked and node.id_at(0) > unread_after:
+                break
+            if whole and not acked:
+                if gone is not None:
+                    gone += node.ids(0, n)
+                self.length -= entries
+                deleted += entries
+                emptied.append(ni)
+                continue
+            before = node.live
+            for i in range(n):
+                eid = node.id_at(i)
+                if maxlen is not None:
+                    if self.length <= maxlen:
+                        done = True
+                        break
+                elif eid >= floor:
+                    done = True
+                    break
+                if acked:
+                    if eid > unread_after:
+                        done = True
+                        break
+                    if node.is_dead(i) or is_ref(eid):
+                        continue
+                else:
+                    if gone is not None:
+                        gone.append(eid)
+                    if node.is_dead(i):
+                        continue
+                node.kill(i)
+                self.length -= 1
+                deleted += 1
+            if not node.live and before:
+                emptied.append(ni)
+            if done or not (whole or acked):
+                break
+        if emptied:
+            if emptied[-1] == len(emptied) - 1:  # the usual case: a run of head nodes
+                del nodes[:len(emptied)]
+                del self.keys[:len(emptied)]
+            else:
+                drop = set(emptied)
+                self.keys = [k for i, k in enumerate(self.keys) if i not in drop]
+                self.nodes = [nd for i, nd in enumerate(nodes) if i not in drop]
         return deleted
 
     # --- reads -----------------------------------------------------------------------------
