@@ -7,6 +7,7 @@ xackdel, xtrim, xadd on redis.io), its command JSON files and the cases of its o
 from __future__ import annotations
 
 import os
+import random
 import signal
 from collections.abc import Iterator
 
@@ -375,6 +376,49 @@ def test_xadd_with_policies(r: redis.Redis) -> None:
         r.execute_command("XTRIM", "s", "MAXLEN", "1", "ACKED", "EXTRA")
 
 
+def _referenced(r: redis.Redis) -> tuple[list[int], set[int]]:
+    """(every live entry as its sequence number, those some group still needs): what the
+    documentation calls not yet "read and acknowledged by all consumer groups"."""
+    live = [int(eid.split(b"-")[1]) for eid in _ids(r)]
+    needed: set[int] = set()
+    for g in r.xinfo_groups("s"):
+        last = int(g["last-delivered-id"].split(b"-")[1])
+        needed |= {seq for seq in live if seq > last}
+        needed |= {int(p.split(b"-")[1]) for p in _pending(r, g["name"].decode())}
+    return live, needed
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_acked_trims_remove_the_oldest_acknowledged_entries(small_nodes: redis.Redis,
+                                                                  seed: int) -> None:
+    r = small_nodes
+    rng = random.Random(seed)
+    for i in range(1, 61):
+        r.xadd("s", {"n": i}, id=f"1-{i}")
+    for g in range(rng.randint(1, 3)):
+        r.xgroup_create("s", f"g{g}", id="0")
+        got = r.xreadgroup(f"g{g}", "c", {"s": ">"}, count=rng.randint(0, 60) or None)
+        read = [eid for eid, _ in got[0][1]] if got else []
+        done = [eid for eid in read if rng.random() < 0.8]
+        if done:
+            r.xack("s", f"g{g}", *done)
+    r.xdel("s", *[f"1-{i}" for i in range(1, 61) if rng.random() < 0.1])
+    for _ in range(4):
+        live, needed = _referenced(r)
+        if rng.random() < 0.5:
+            maxlen = rng.randint(0, len(live))
+            free = [seq for seq in live if seq not in needed]
+            expected = free[:max(0, len(live) - maxlen)]
+            removed = r.xtrim("s", maxlen=maxlen, approximate=False, ref_policy="ACKED")
+        else:
+            minid = rng.randint(1, 61)
+            expected = [seq for seq in live if seq < minid and seq not in needed]
+            removed = r.xtrim("s", minid=f"1-{minid}", approximate=False, ref_policy="ACKED")
+        assert removed == len(expected)
+        assert int(r.xlen("s")) == len(live) - len(expected)
+        assert not set(expected) & {int(e.split(b"-")[1]) for e in _ids(r)}
+
+
 # --- COMMAND DOCS / INFO -------------------------------------------------------------------------
 
 
@@ -411,7 +455,11 @@ def test_command_docs(raw: RawConnection) -> None:
     for name in ("xadd", "xtrim"):
         doc = _docs(raw, name)
         assert [b"8.2.0", b"Added the `KEEPREF`, `DELREF` and `ACKED` options."] in doc[b"history"]
-    assert b"condition" in _arg_names(_docs(raw, "xadd")[b"arguments"])
+    # Where redis.io's syntax lines put the option: XADD key [NOMKSTREAM] [KEEPREF | DELREF |
+    # ACKED] [trim] ..., XTRIM key <trim> [KEEPREF | DELREF | ACKED].
+    assert _arg_names(_docs(raw, "xadd")[b"arguments"])[:4] == \
+        [b"key", b"nomkstream", b"condition", b"trim"]
+    assert _arg_names(_docs(raw, "xtrim")[b"arguments"]) == [b"key", b"trim", b"condition"]
 
 
 # --- persistence ---------------------------------------------------------------------------------

@@ -310,8 +310,8 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
          tips=("nondeterministic_output",), key_specs=key_spec(("RW", "DELETE")),
          history=(("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),
                   _POLICY_HISTORY),
-         arguments=(_KEY_ARG, {"name": "trim", "type": "block",
-                               "arguments": (*_TRIM_ARGS, _TRIM_POLICY_ARG)}))
+         arguments=(_KEY_ARG, {"name": "trim", "type": "block", "arguments": _TRIM_ARGS},
+                    _TRIM_POLICY_ARG))
 def xtrim(client: Client, argv: list[bytes]) -> Any:
     args = parse_add_or_trim(argv, xadd=False, replaying=client.is_loader)
     key = argv[1]
