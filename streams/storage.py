@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import count as _count
 from typing import Final
 
@@ -269,6 +269,24 @@ class Node:
         self.dead[i >> 3] |= 1 << (i & 7)
         self.live -= 1
 
+    def first_live(self) -> int:
+        """Index of the first live entry (the node must have one).
+
+        Skips whole bytes of the bitmap: entries are mostly deleted from the front (XACKDEL,
+        XDEL in delivery order), and each such deletion asks for the new first entry.
+        """
+        dead = self.dead
+        if dead is None:
+            return 0
+        i = 0
+        while dead[i] == 0xFF:
+            i += 1
+        b = dead[i]
+        j = 0
+        while b & (1 << j):
+            j += 1
+        return (i << 3) + j
+
     def index_ge(self, eid: int) -> int:
         """Index of the first entry with ID >= eid (len(self) if none)."""
         d = (eid >> 64) - self.ms0
@@ -488,6 +506,44 @@ class EntryStore:
         self.length -= 1
         return True
 
+    def delete_many(self, eids: Iterable[int]) -> list[int]:
+        """`delete` each ID in turn; the IDs that were live entries, in the order given.
+
+        IDs that follow each other in one node (what a consumer acknowledges and deletes) are
+        found by one comparison each, without searching the node again.
+        """
+        gone: list[int] = []
+        keys = self.keys
+        nodes = self.nodes
+        node: Node | None = None
+        ni = -1
+        nxt = 0
+        for eid in eids:
+            if node is not None and nxt < len(node) and node.id_at(nxt) == eid:
+                i = nxt
+            else:
+                ni = bisect_right(keys, eid) - 1
+                if ni < 0:
+                    node = None
+                    continue
+                node = nodes[ni]
+                i = node.index_ge(eid)
+                nxt = i
+                if i >= len(node) or node.id_at(i) != eid:
+                    continue
+            nxt = i + 1
+            if node.is_dead(i):
+                continue
+            if node.live == 1:
+                del nodes[ni]
+                del keys[ni]
+                node = None
+            else:
+                node.kill(i)
+            self.length -= 1
+            gone.append(eid)
+        return gone
+
     def trim(self, maxlen: int | None, minid: int | None, approx: bool, limit: int) -> int:
         """streamTrim: remove head entries until length <= maxlen (or no ID < minid remains).
 
@@ -656,7 +712,9 @@ class EntryStore:
                 return node.id_at(0 if first else n - 1)
             if not node.live:
                 continue
-            rng = range(n) if first else range(n - 1, -1, -1)
+            if first:
+                return node.id_at(node.first_live())
+            rng = range(n - 1, -1, -1)
             for i in rng:
                 if not node.is_dead(i):
                     return node.id_at(i)

@@ -255,22 +255,21 @@ class Stream:
 
         Updates max_deleted_id to the largest deleted ID and the recorded first ID.
         """
-        deleted = 0
-        first_gone = False
-        store = self.store
-        for eid in ids:
-            if store.delete(eid):
-                if eid == self.first_id:
-                    first_gone = True
-                if eid > self.max_deleted_id:
-                    self.max_deleted_id = eid
-                deleted += 1
-        if deleted:
-            if store.length == 0:
-                self.first_id = 0
-            elif first_gone:
-                self.first_id = self._first_live()
-        return deleted
+        return len(self._delete(ids))
+
+    def _delete(self, ids: Iterable[int]) -> list[int]:
+        """`delete`, returning the IDs deleted, in the order given."""
+        gone = self.store.delete_many(ids)
+        if not gone:
+            return gone
+        top = max(gone)
+        if top > self.max_deleted_id:
+            self.max_deleted_id = top
+        if self.store.length == 0:
+            self.first_id = 0
+        elif self.first_id in gone:
+            self.first_id = self._first_live()
+        return gone
 
     def _first_live(self) -> int:
         eid = self.store.edge_id(first=True, skip_tombstones=True)
@@ -376,17 +375,25 @@ class Stream:
         """XDELEX: per ID NOT_FOUND (not a live entry), DELETED, or STILL_REFERENCED (ACKED,
         kept); and whether anything changed. DELREF also drops the IDs from every PEL, those
         not in the stream included."""
+        store = self.store
+        if policy == ACKED and self.groups:
+            unread_after, in_pel = self._reference_test()
+            kept: set[int] = {eid for eid in ids if eid > unread_after or in_pel(eid)}
+        else:
+            kept = set()
+        gone = self._delete([eid for eid in ids if eid not in kept] if kept else ids)
+        # The deleted IDs come in the order given, each once: a repeated ID finds it gone.
         codes: list[int] = []
-        unread_after, in_pel = self._reference_test() if policy == ACKED else (MAX_ID, _in_no_pel)
+        p = 0
         for eid in ids:
-            if not self.store.contains(eid):
-                codes.append(NOT_FOUND)
-            elif policy == ACKED and (eid > unread_after or in_pel(eid)):
+            if p < len(gone) and gone[p] == eid:
+                codes.append(DELETED)
+                p += 1
+            elif eid in kept and store.contains(eid):
                 codes.append(STILL_REFERENCED)
             else:
-                self.delete((eid,))
-                codes.append(DELETED)
-        changed = DELETED in codes
+                codes.append(NOT_FOUND)
+        changed = bool(gone)
         if policy == DELREF and self.groups and ids:
             if self._drop_references(sorted(set(ids))):
                 changed = True
