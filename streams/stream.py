@@ -356,19 +356,20 @@ class Stream:
         dropped = 0
         lo = ids[0]
         hi = ids[-1]
-        wanted: set[int] | None = None
         for g in self.groups.values():
             pel = g.pel
             if not pel:
                 continue
-            # Only the group's pending IDs within the range can be concerned: the PEL is
-            # sorted, so this costs what is pending there, not the length of `ids`.
-            hits = list(pel.irange(lo, hi))
-            if not hits:
-                continue
-            if wanted is None:
-                wanted = set(ids)
-            dropped += g.ack([eid for eid in hits if eid in wanted])
+            first = pel.first()
+            last = pel.last()
+            assert first is not None and last is not None
+            if last < lo or first > hi:
+                continue  # the usual trim: everything pending is newer than what went
+            # One dict lookup per ID: the IDs are what one command deleted, where walking the
+            # sorted PEL would cost what is pending in their range.
+            hits = [eid for eid in ids if eid in pel]
+            if hits:
+                dropped += g.ack(hits)
         return dropped
 
     def delete_ex(self, ids: Sequence[int], policy: int) -> tuple[list[int], bool]:
