@@ -274,6 +274,24 @@ def test_xtrim_delref_drops_trimmed_entries_from_every_pel(r: redis.Redis) -> No
     assert _pending(r, "g2") == [b"4-0"]
 
 
+def test_xtrim_delref_over_tombstones_only_still_cleans_and_persists(server_factory) -> None:
+    srv: ServerProcess = server_factory("--appendfsync", "always")
+    r = redis.Redis(port=srv.port)
+    _two_groups_read(r, 3)
+    r.xdel("s", "1-0", "2-0")
+    assert r.xtrim("s", minid="3-0", approximate=False, ref_policy="DELREF") == 0
+    assert _pending(r, "g1") == [b"3-0"]
+    os.kill(srv.proc.pid, signal.SIGKILL)
+    srv.proc.wait()
+    srv2 = restart(srv)
+    try:
+        r2 = redis.Redis(port=srv2.port)
+        assert _pending(r2, "g1") == [b"3-0"]
+        assert _pending(r2, "g2") == [b"3-0"]
+    finally:
+        srv2.cleanup()
+
+
 def test_xtrim_acked_skips_referenced_entries(r: redis.Redis) -> None:
     for i in range(1, 7):
         r.xadd("s", {"f": i}, id=f"{i}-0")

@@ -302,6 +302,10 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     return done
 
 
+def _pending_count(s: Stream) -> int:
+    return sum(len(g.pel) for g in s.groups.values())
+
+
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
          summary="Deletes messages from the beginning of a stream.",
          complexity="O(N), with N being the number of evicted entries. Constant times are very "
@@ -318,9 +322,11 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     s = get_stream(client, key)
     if s is None:
         return 0
+    # DELREF may drop references to tombstones alone: a change to log though nothing is removed.
+    pending = _pending_count(s) if args.policy == DELREF else 0
     removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit,
                      policy=args.policy)
-    if removed:
+    if removed or (pending and _pending_count(s) != pending):
         client.db.signal_modified(key)
         # `~` depends on node boundaries: logged as the exact trim that removed the same entries.
         client.propagate([b"XTRIM", key, *_trim_effect(args, s)] if args.approx else argv)
