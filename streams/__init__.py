@@ -31,7 +31,10 @@ Commands (streams.stream.Stream, streams.groups.ConsumerGroup):
   `s.first_id_with_tombstones()` (MINID).
 * XTRIM ........ `s.trim(maxlen=n | minid=id, approx=bool, limit=None|int)` -> removed count.
   limit None = not given (`~` uses `s.default_trim_limit`); 0 = unlimited.
+  `policy=KEEPREF | DELREF | ACKED` (Redis 8.2's options of XADD / XTRIM).
 * XDEL ......... `s.delete(ids)` -> count.  XLEN: `len(s)` / `s.length`.
+* XDELEX ....... `s.delete_ex(ids, policy)` -> (per-ID codes -1 / 1 / 2, changed).
+* XACKDEL ...... `s.ack_delete(group, ids, policy)` -> per-ID codes -1 / 1 / 2.
 * XRANGE ....... `s.range(start, end, count)`; XREVRANGE: `s.range(start, end, count,
   reverse=True)` where start is the parsed second argument (the low bound).
 * XREAD ........ `s.read_after(id, count)`; serve synchronously when the result is non-empty.
@@ -96,9 +99,12 @@ from .ids import (
     parse_xadd_id,
 )
 from .storage import EntryStore, Run
-from .stream import Stream, check_xsetid_args, default_trim_limit
+from .stream import ACKED, DELREF, KEEPREF, Stream, check_xsetid_args, default_trim_limit
 
 __all__ = [
+    "ACKED",
+    "DELREF",
+    "KEEPREF",
     "LAST",
     "LAST_ENTRY",
     "MAX_ID",

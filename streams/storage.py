@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import count as _count
 from typing import Final
 
@@ -270,6 +270,24 @@ class Node:
         self.dead[i >> 3] |= 1 << (i & 7)
         self.live -= 1
 
+    def first_live(self) -> int:
+        """Index of the first live entry (the node must have one).
+
+        Skips whole bytes of the bitmap: entries are mostly deleted from the front (XACKDEL,
+        XDEL in delivery order), and each such deletion asks for the new first entry.
+        """
+        dead = self.dead
+        if dead is None:
+            return 0
+        i = 0
+        while dead[i] == 0xFF:
+            i += 1
+        b = dead[i]
+        j = 0
+        while b & (1 << j):
+            j += 1
+        return (i << 3) + j
+
     def index_ge(self, eid: int) -> int:
         """Index of the first entry with ID >= eid (len(self) if none)."""
         d = (eid >> 64) - self.ms0
@@ -386,6 +404,10 @@ class Run:
         return Run(self._node, lo, hi)
 
 
+def _never(eid: int) -> bool:
+    return False
+
+
 class EntryStore:
     """Ordered entries of one stream, packed in nodes. IDs must be appended in increasing order."""
 
@@ -485,6 +507,44 @@ class EntryStore:
         self.length -= 1
         return True
 
+    def delete_many(self, eids: Iterable[int]) -> list[int]:
+        """`delete` each ID in turn; the IDs that were live entries, in the order given.
+
+        IDs that follow each other in one node (what a consumer acknowledges and deletes) are
+        found by one comparison each, without searching the node again.
+        """
+        gone: list[int] = []
+        keys = self.keys
+        nodes = self.nodes
+        node: Node | None = None
+        ni = -1
+        nxt = 0
+        for eid in eids:
+            if node is not None and nxt < len(node) and node.id_at(nxt) == eid:
+                i = nxt
+            else:
+                ni = bisect_right(keys, eid) - 1
+                if ni < 0:
+                    node = None
+                    continue
+                node = nodes[ni]
+                i = node.index_ge(eid)
+                nxt = i
+                if i >= len(node) or node.id_at(i) != eid:
+                    continue
+            nxt = i + 1
+            if node.is_dead(i):
+                continue
+            if node.live == 1:
+                del nodes[ni]
+                del keys[ni]
+                node = None
+            else:
+                node.kill(i)
+            self.length -= 1
+            gone.append(eid)
+        return gone
+
     def trim(self, maxlen: int | None, minid: int | None, approx: bool, limit: int) -> int:
         """streamTrim: remove head entries until length <= maxlen (or no ID < minid remains).
 
@@ -531,6 +591,95 @@ class EntryStore:
             del self.keys[:drop]
         return deleted
 
+    def trim_refs(
+        self,
+        maxlen: int | None,
+        minid: int | None,
+        approx: bool,
+        limit: int,
+        referenced: Callable[[int], bool] | None,
+        unread_after: int,
+        gone: list[int] | None,
+    ) -> int:
+        """`trim` for the DELREF and ACKED policies. Returns the number of entries removed.
+
+        ACKED (`referenced` given) keeps every entry `referenced` is true for, and every entry
+        past `unread_after` (some group has not read those: the walk ends there). A node that
+        `trim` would drop whole is walked entry by entry instead, and `~` still stops at the
+        first node that is not droppable; without `~` the walk goes on past the entries kept,
+        until the threshold is met, so the entries removed are always the oldest unreferenced
+        ones (what a replayed `MAXLEN = <length> ACKED` removes again).
+        DELREF (`gone` given) removes what `trim` removes, and appends to `gone` every ID the
+        trim passes over, tombstones included, for the caller to drop from every PEL.
+        Nodes the trim empties are freed.
+        """
+        deleted = 0
+        nodes = self.nodes
+        acked = referenced is not None
+        is_ref: Callable[[int], bool] = _never if referenced is None else referenced
+        floor = 0 if minid is None else minid
+        emptied: list[int] = []
+        done = False
+        for ni, node in enumerate(nodes):
+            if maxlen is not None and self.length <= maxlen:
+                break
+            entries = node.live
+            if limit and deleted + entries > limit:
+                break
+            n = len(node)
+            if maxlen is not None:
+                whole = self.length - entries >= maxlen
+            else:
+                whole = node.id_at(n - 1) < floor
+            if not whole and approx:
+                break
+            if acked and node.id_at(0) > unread_after:
+                break
+            if whole and not acked:
+                if gone is not None:
+                    gone += node.ids(0, n)
+                self.length -= entries
+                deleted += entries
+                emptied.append(ni)
+                continue
+            before = node.live
+            for i in range(n):
+                eid = node.id_at(i)
+                if maxlen is not None:
+                    if self.length <= maxlen:
+                        done = True
+                        break
+                elif eid >= floor:
+                    done = True
+                    break
+                if acked:
+                    if eid > unread_after:
+                        done = True
+                        break
+                    if node.is_dead(i) or is_ref(eid):
+                        continue
+                else:
+                    if gone is not None:
+                        gone.append(eid)
+                    if node.is_dead(i):
+                        continue
+                node.kill(i)
+                self.length -= 1
+                deleted += 1
+            if not node.live and before:
+                emptied.append(ni)
+            if done or not (whole or acked):
+                break
+        if emptied:
+            if emptied[-1] == len(emptied) - 1:  # the usual case: a run of head nodes
+                del nodes[:len(emptied)]
+                del self.keys[:len(emptied)]
+            else:
+                drop = set(emptied)
+                self.keys = [k for i, k in enumerate(self.keys) if i not in drop]
+                self.nodes = [nd for i, nd in enumerate(nodes) if i not in drop]
+        return deleted
+
     # --- reads -----------------------------------------------------------------------------
 
     def node_count(self) -> int:
@@ -564,7 +713,9 @@ class EntryStore:
                 return node.id_at(0 if first else n - 1)
             if not node.live:
                 continue
-            rng = range(n) if first else range(n - 1, -1, -1)
+            if first:
+                return node.id_at(node.first_live())
+            rng = range(n - 1, -1, -1)
             for i in rng:
                 if not node.is_dead(i):
                     return node.id_at(i)

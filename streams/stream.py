@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import Any
 
@@ -25,6 +25,21 @@ from .ids import LAST, LAST_ENTRY, MAX_ID, MIN_ID, U64, incr_id
 from .storage import MAX_NODE_SIZE, EntryStore, Run, fields_size
 
 Entry = tuple[int, list[bytes]]
+
+# What deleting or trimming entries does to the groups' references to them (Redis 8.2):
+# KEEPREF leaves every PEL as it is; DELREF drops the entries from every PEL too; ACKED only
+# removes entries that every group has read and none holds pending.
+KEEPREF = 0
+DELREF = 1
+ACKED = 2
+# Per-ID replies of XDELEX / XACKDEL.
+NOT_FOUND = -1
+DELETED = 1
+STILL_REFERENCED = 2
+
+
+def _in_no_pel(eid: int) -> bool:
+    return False
 
 
 def default_trim_limit(node_max_entries: int) -> int:
@@ -240,22 +255,21 @@ class Stream:
 
         Updates max_deleted_id to the largest deleted ID and the recorded first ID.
         """
-        deleted = 0
-        first_gone = False
-        store = self.store
-        for eid in ids:
-            if store.delete(eid):
-                if eid == self.first_id:
-                    first_gone = True
-                if eid > self.max_deleted_id:
-                    self.max_deleted_id = eid
-                deleted += 1
-        if deleted:
-            if store.length == 0:
-                self.first_id = 0
-            elif first_gone:
-                self.first_id = self._first_live()
-        return deleted
+        return len(self._delete(ids))
+
+    def _delete(self, ids: Iterable[int]) -> list[int]:
+        """`delete`, returning the IDs deleted, in the order given."""
+        gone = self.store.delete_many(ids)
+        if not gone:
+            return gone
+        top = max(gone)
+        if top > self.max_deleted_id:
+            self.max_deleted_id = top
+        if self.store.length == 0:
+            self.first_id = 0
+        elif self.first_id in gone:
+            self.first_id = self._first_live()
+        return gone
 
     def _first_live(self) -> int:
         eid = self.store.edge_id(first=True, skip_tombstones=True)
@@ -272,8 +286,12 @@ class Stream:
         minid: int | None = None,
         approx: bool = False,
         limit: int | None = None,
+        policy: int = KEEPREF,
     ) -> int:
         """XTRIM / XADD trimming; give exactly one of maxlen (MAXLEN) or minid (MINID).
+
+        `policy` is KEEPREF, DELREF or ACKED (see `EntryStore.trim_refs` for how ACKED walks);
+        without groups the three are the same.
 
         approx=True is `~` (only whole nodes are removed). `limit` is the LIMIT argument: None
         means "not given" (for `~`: `default_trim_limit`; for `=`: unlimited), 0 means no
@@ -285,12 +303,134 @@ class Stream:
             raise ValueError("give exactly one of maxlen and minid")
         if limit is None:
             limit = self.default_trim_limit if approx else 0
-        deleted = self.store.trim(maxlen, minid, approx, limit)
+        if policy == KEEPREF or not self.groups:
+            deleted = self.store.trim(maxlen, minid, approx, limit)
+        elif policy == ACKED:
+            unread_after, in_pel = self._reference_test()
+            deleted = self.store.trim_refs(maxlen, minid, approx, limit, in_pel, unread_after, None)
+        else:
+            gone: list[int] = []
+            deleted = self.store.trim_refs(maxlen, minid, approx, limit, None, MAX_ID, gone)
+            if gone:
+                self._drop_references(gone)
         if self.store.length == 0:
             self.first_id = 0
         elif deleted:
             self.first_id = self._first_live()
         return deleted
+
+    # --- group references: DELREF / ACKED, XDELEX, XACKDEL ---------------------------------
+
+    def _reference_test(self) -> tuple[int, Callable[[int], bool]]:
+        """(ID past which some group has not read yet, test "is this ID in some PEL").
+
+        An entry is acknowledged by all groups when it is at or below every group's last
+        delivered ID and in no PEL: the first is one comparison with the minimum, the second
+        one dict lookup per group that has anything pending.
+        """
+        groups = self.groups
+        if not groups:
+            return MAX_ID, _in_no_pel
+        unread_after = min(g.last_id for g in groups.values())
+        pels = [g.pel for g in groups.values() if g.pel]
+        if not pels:
+            return unread_after, _in_no_pel
+        if len(pels) == 1:
+            return unread_after, pels[0].__contains__
+
+        def in_some_pel(eid: int) -> bool:
+            for pel in pels:
+                if eid in pel:
+                    return True
+            return False
+
+        return unread_after, in_some_pel
+
+    def is_referenced(self, eid: int) -> bool:
+        """Has some group not read `eid` yet, or does some group hold it pending?"""
+        unread_after, in_pel = self._reference_test()
+        return eid > unread_after or in_pel(eid)
+
+    def _drop_references(self, ids: list[int]) -> int:
+        """DELREF: remove the IDs (ascending) from every group's PEL; how many were pending."""
+        dropped = 0
+        lo = ids[0]
+        hi = ids[-1]
+        for g in self.groups.values():
+            pel = g.pel
+            if not pel:
+                continue
+            first = pel.first()
+            last = pel.last()
+            assert first is not None and last is not None
+            if last < lo or first > hi:
+                continue  # the usual trim: everything pending is newer than what went
+            # One dict lookup per ID: the IDs are what one command deleted, where walking the
+            # sorted PEL would cost what is pending in their range.
+            hits = [eid for eid in ids if eid in pel]
+            if hits:
+                dropped += g.ack(hits)
+        return dropped
+
+    def delete_ex(self, ids: Sequence[int], policy: int) -> tuple[list[int], bool]:
+        """XDELEX: per ID NOT_FOUND (not a live entry), DELETED, or STILL_REFERENCED (ACKED,
+        kept); and whether anything changed. DELREF also drops the IDs from every PEL, those
+        not in the stream included."""
+        store = self.store
+        if policy == ACKED and self.groups:
+            unread_after, in_pel = self._reference_test()
+            kept: set[int] = {eid for eid in ids if eid > unread_after or in_pel(eid)}
+        else:
+            kept = set()
+        gone = self._delete([eid for eid in ids if eid not in kept] if kept else ids)
+        # The deleted IDs come in the order given, each once: a repeated ID finds it gone.
+        codes: list[int] = []
+        p = 0
+        for eid in ids:
+            if p < len(gone) and gone[p] == eid:
+                codes.append(DELETED)
+                p += 1
+            elif eid in kept and store.contains(eid):
+                codes.append(STILL_REFERENCED)
+            else:
+                codes.append(NOT_FOUND)
+        changed = bool(gone)
+        if policy == DELREF and self.groups and ids:
+            if self._drop_references(sorted(set(ids))):
+                changed = True
+        return codes, changed
+
+    def ack_delete(self, group: ConsumerGroup, ids: Sequence[int], policy: int) -> list[int]:
+        """XACKDEL: acknowledge the IDs in `group`, then delete each acknowledged entry as
+        `policy` allows. Per ID: NOT_FOUND (not pending in the group: nothing done), DELETED
+        (acknowledged, and deleted or already gone), STILL_REFERENCED (ACKED: acknowledged,
+        kept for another group)."""
+        pel = group.pel
+        acked: list[int] = []
+        codes: list[int] = []
+        seen: set[int] = set()
+        for eid in ids:
+            if eid in pel and eid not in seen:
+                seen.add(eid)
+                acked.append(eid)
+                codes.append(DELETED)
+            else:
+                codes.append(NOT_FOUND)
+        if not acked:
+            return codes
+        group.ack(acked)
+        if policy == ACKED:
+            unread_after, in_pel = self._reference_test()
+            keep = {eid for eid in acked if eid > unread_after or in_pel(eid)}
+            if keep:
+                codes = [STILL_REFERENCED if c == DELETED and eid in keep else c
+                         for eid, c in zip(ids, codes, strict=True)]
+                acked = [eid for eid in acked if eid not in keep]
+        if acked:
+            self.delete(acked)
+            if policy == DELREF:
+                self._drop_references(sorted(acked))
+        return codes
 
     # --- XSETID ----------------------------------------------------------------------------
 

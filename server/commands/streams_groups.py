@@ -23,6 +23,7 @@ from server.commands.stream_propagate import (
     nack_effect,
     position_effect,
 )
+from server.commands.streams_write import DELETE_POLICY_ARG, IDS_ARG, parse_ids_block
 from server.keyspace import now_ms
 from server.subcommands import help_reply, subcommand_syntax_error
 from streams import (
@@ -248,6 +249,31 @@ def xack(client: Client, argv: list[bytes]) -> Any:
         client.keyspace.dirty += n
         client.propagate(argv)
     return n
+
+
+@command("xackdel", -6, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         summary="Acknowledges and deletes one or multiple messages for a stream consumer group.",
+         complexity="O(1) for each entry ID processed.",
+         key_specs=key_spec(("RW", "UPDATE", "DELETE")),
+         arguments=(_KEY, _GROUP, DELETE_POLICY_ARG, IDS_ARG))
+def xackdel(client: Client, argv: list[bytes]) -> Any:
+    key = argv[1]
+    s: Stream | None = client.db.get_typed(key, Stream)
+    # Every argument is checked before the group is looked up: the reply to a missing key or
+    # group has one -1 per ID.
+    policy, ids = parse_ids_block(argv, 3)
+    g = None if s is None else s.groups.get(argv[2])
+    if s is None or g is None:
+        return [-1] * len(ids)
+    codes = s.ack_delete(g, ids, policy)
+    acked = len(codes) - codes.count(-1)
+    if acked:
+        client.keyspace.dirty += acked
+        if 1 in codes:
+            client.db.signal_modified(key)
+        # The same PELs replay the same acknowledgements and deletions.
+        client.propagate(argv)
+    return codes
 
 
 # --- XPENDING ----------------------------------------------------------------------------------

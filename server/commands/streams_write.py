@@ -1,4 +1,4 @@
-"""Stream write commands without consumer groups: XADD, XDEL, XTRIM, XSETID.
+"""Stream write commands without consumer groups: XADD, XDEL, XDELEX, XTRIM, XSETID.
 
 Argument checks follow t_stream.c's order exactly, because the first failing check decides which
 error a client sees (e.g. a bad MAXLEN wins over an odd field count, which wins over WRONGTYPE).
@@ -14,9 +14,9 @@ from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
-from streams import Stream, check_xsetid_args
+from streams import ACKED, DELREF, KEEPREF, Stream, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
-from streams.ids import format_id, parse_strict_id, parse_xadd_id
+from streams.ids import format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -34,6 +34,12 @@ _XADD_ZERO = ErrorReply(XADD_ZERO)
 _NO_SUCH_KEY = ErrorReply("ERR no such key")
 _ENTRIES_ADDED_NEGATIVE = ErrorReply(XSETID_ENTRIES_ADDED_NEGATIVE)
 _MAXDEL_GREATER = ErrorReply(XSETID_PROVIDED_MAXDEL)
+_NUMIDS_NOT_POSITIVE = ErrorReply("ERR Number of IDs must be a positive integer")
+_NUMIDS_MISMATCH = ErrorReply("ERR The `numids` parameter must match the number of arguments")
+
+# KEEPREF / DELREF / ACKED, as the tokens read and as logged.
+_POLICIES = {b"keepref": KEEPREF, b"delref": DELREF, b"acked": ACKED}
+_POLICY_TOKENS = {KEEPREF: b"KEEPREF", DELREF: b"DELREF", ACKED: b"ACKED"}
 
 
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
@@ -47,23 +53,39 @@ _TRIM_ARGS = (
     {"name": "threshold", "type": "string"},
     {"token": "LIMIT", "name": "count", "type": "integer", "optional": True, "since": "6.2.0"},
 )
+_POLICY_ARGS = (
+    {"name": "keepref", "type": "pure-token", "token": "KEEPREF"},
+    {"name": "delref", "type": "pure-token", "token": "DELREF"},
+    {"name": "acked", "type": "pure-token", "token": "ACKED"},
+)
+# XADD / XTRIM: optional, for compatibility; XDELEX / XACKDEL: the same choice.
+_TRIM_POLICY_ARG = {"name": "condition", "type": "oneof", "optional": True, "since": "8.2.0",
+                    "arguments": _POLICY_ARGS}
+DELETE_POLICY_ARG = {"name": "condition", "type": "oneof", "optional": True,
+                     "arguments": _POLICY_ARGS}
+IDS_ARG = {"name": "ids", "token": "IDS", "type": "block", "arguments": (
+    {"name": "numids", "type": "integer"},
+    {"name": "id", "type": "string", "multiple": True})}
+_POLICY_HISTORY = ("8.2.0", "Added the `KEEPREF`, `DELREF` and `ACKED` options.")
 
 
 class TrimArgs:
     """XADD / XTRIM options as parsed by `parse_add_or_trim`.
 
     `maxlen` / `minid`: the strategy (at most one is set); `limit` None means LIMIT was not given
-    (the engine then picks the `~` default); `id_pos` is XADD's ID position; `id` is None for `*`,
-    else (id, seq_given) as `streams.ids.parse_xadd_id` returns it.
+    (the engine then picks the `~` default); `policy` is KEEPREF, DELREF or ACKED; `id_pos` is
+    XADD's ID position; `id` is None for `*`, else (id, seq_given) as
+    `streams.ids.parse_xadd_id` returns it.
     """
 
-    __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id_pos", "id")
+    __slots__ = ("maxlen", "minid", "approx", "limit", "policy", "nomkstream", "id_pos", "id")
 
     def __init__(self) -> None:
         self.maxlen: int | None = None
         self.minid: int | None = None
         self.approx = False
         self.limit: int | None = None
+        self.policy = KEEPREF
         self.nomkstream = False
         self.id_pos = 0
         self.id: tuple[int, bool] | None = None
@@ -120,6 +142,8 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) ->
             i += 1
         elif xadd and low == b"nomkstream":
             args.nomkstream = True
+        elif low in _POLICIES:
+            args.policy = _POLICIES[low]  # a repeated policy: the last one counts
         elif xadd:
             args.id = parse_xadd_id(opt)  # anything else must be the ID
             break
@@ -142,12 +166,23 @@ def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
     """The trimming options that redo, exactly, what this trim did (for the AOF).
 
     `~` trims depend on node boundaries and LIMIT, so they are logged as `=` with the threshold
-    that removes the same entries, as Redis does.
+    that removes the same entries, as Redis does. An ACKED `~` trim removed the oldest entries
+    no group still needed, in whole nodes or not: `MAXLEN = <length now> ACKED` removes exactly
+    those again, whatever the strategy was (a MINID threshold cannot: entries kept for a group
+    may sit below entries removed).
     """
+    policy = args.policy
+    if policy == ACKED and args.approx:
+        return [b"MAXLEN", b"=", b"%d" % s.length, b"ACKED"]
     if args.maxlen is not None:
-        return [b"MAXLEN", b"=", b"%d" % (s.length if args.approx else args.maxlen)]
-    assert args.minid is not None
-    return [b"MINID", b"=", format_id(s.first_id_with_tombstones() if args.approx else args.minid)]
+        effect = [b"MAXLEN", b"=", b"%d" % (s.length if args.approx else args.maxlen)]
+    else:
+        assert args.minid is not None
+        first = s.first_id_with_tombstones() if args.approx else args.minid
+        effect = [b"MINID", b"=", format_id(first)]
+    if policy != KEEPREF:
+        effect.append(_POLICY_TOKENS[policy])
+    return effect
 
 
 @command("xadd", -5, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
@@ -158,11 +193,13 @@ def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
          key_specs=key_spec(("RW", "UPDATE"), notes="UPDATE instead of INSERT because of the optional "
                              "trimming feature"),
          history=(("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the "
-                   "`LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form.")),
+                   "`LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form."),
+                  _POLICY_HISTORY),
          arguments=(
              _KEY_ARG,
              {"token": "NOMKSTREAM", "name": "nomkstream", "type": "pure-token", "optional": True,
               "since": "6.2.0"},
+             _TRIM_POLICY_ARG,
              {"name": "trim", "type": "block", "optional": True, "arguments": _TRIM_ARGS},
              {"name": "id-selector", "type": "oneof", "arguments": (
                  {"name": "auto-id", "type": "pure-token", "token": "*"},
@@ -192,7 +229,8 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
     else:
         eid = s.add(argv[field_pos:], now_ms=now_ms(), id=given[0], seq_given=given[1])
     if args.trims:
-        s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
+        s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit,
+               policy=args.policy)
     if created:
         db.add(key, s)  # only now: a failed add must not leave an empty key behind
     else:
@@ -264,22 +302,31 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     return done
 
 
+def _pending_count(s: Stream) -> int:
+    return sum(len(g.pel) for g in s.groups.values())
+
+
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
          summary="Deletes messages from the beginning of a stream.",
          complexity="O(N), with N being the number of evicted entries. Constant times are very "
          "small however, since entries are organized in macro nodes containing multiple entries "
          "that can be released with a single deallocation.",
          tips=("nondeterministic_output",), key_specs=key_spec(("RW", "DELETE")),
-         history=(("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),),
-         arguments=(_KEY_ARG, {"name": "trim", "type": "block", "arguments": _TRIM_ARGS}))
+         history=(("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),
+                  _POLICY_HISTORY),
+         arguments=(_KEY_ARG, {"name": "trim", "type": "block", "arguments": _TRIM_ARGS},
+                    _TRIM_POLICY_ARG))
 def xtrim(client: Client, argv: list[bytes]) -> Any:
     args = parse_add_or_trim(argv, xadd=False, replaying=client.is_loader)
     key = argv[1]
     s = get_stream(client, key)
     if s is None:
         return 0
-    removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
-    if removed:
+    # DELREF may drop references to tombstones alone: a change to log though nothing is removed.
+    pending = _pending_count(s) if args.policy == DELREF else 0
+    removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit,
+                     policy=args.policy)
+    if removed or (pending and _pending_count(s) != pending):
         client.db.signal_modified(key)
         # `~` depends on node boundaries: logged as the exact trim that removed the same entries.
         client.propagate([b"XTRIM", key, *_trim_effect(args, s)] if args.approx else argv)
@@ -304,6 +351,59 @@ def xdel(client: Client, argv: list[bytes]) -> Any:
         client.db.signal_modified(key)
         client.propagate(argv)
     return deleted
+
+
+def parse_ids_block(argv: list[bytes], start: int) -> tuple[int, list[int]]:
+    """XDELEX / XACKDEL options from argv[start]: `[KEEPREF | DELREF | ACKED] IDS numids id ...`,
+    in any order. Returns (policy, IDs), the IDs all parsed before anything is deleted.
+
+    A policy given twice, IDS given twice, or anything else is a syntax error; numids must be
+    a positive integer no greater than the arguments that follow (fewer IDs than that leaves
+    the rest to be read as options, hence a syntax error).
+    """
+    argc = len(argv)
+    policy = -1
+    ids_at = -1
+    numids = 0
+    i = start
+    while i < argc:
+        low = argv[i].lower()
+        if low in _POLICIES and policy < 0:
+            policy = _POLICIES[low]
+            i += 1
+        elif low == b"ids" and ids_at < 0 and i + 1 < argc:
+            numids = parse_int(argv[i + 1], _NUMIDS_NOT_POSITIVE)
+            if numids < 1:
+                raise _NUMIDS_NOT_POSITIVE
+            if numids > argc - i - 2:
+                raise _NUMIDS_MISMATCH
+            ids_at = i + 2
+            i = ids_at + numids
+        else:
+            raise SYNTAX_ERROR
+    if ids_at < 0:
+        raise SYNTAX_ERROR
+    return (KEEPREF if policy < 0 else policy), parse_strict_ids(argv[ids_at:ids_at + numids])
+
+
+@command("xdelex", -5, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         summary="Deletes one or multiple entries from the stream.",
+         complexity="O(1) for each single item to delete in the stream, regardless of the "
+         "stream size.",
+         key_specs=key_spec(("RW", "DELETE")),
+         arguments=(_KEY_ARG, DELETE_POLICY_ARG, IDS_ARG))
+def xdelex(client: Client, argv: list[bytes]) -> Any:
+    key = argv[1]
+    s = get_stream(client, key)
+    policy, ids = parse_ids_block(argv, 2)
+    if s is None:
+        return [-1] * len(ids)
+    codes, changed = s.delete_ex(ids, policy)
+    if changed:
+        client.db.signal_modified(key)
+        # The same state replays the same deletions and PEL changes.
+        client.propagate(argv)
+    return codes
 
 
 @command("xsetid", -3, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
