@@ -201,6 +201,20 @@ class ConsumerGroup:
             consumer.active_time = now_ms
         return runs, out
 
+    def peek_history(
+        self, stream: Stream, consumer: Consumer, after: int, count: int | None
+    ) -> list[tuple[int, list[bytes] | None]]:
+        """What `read_history` would return, without counting a delivery: for a reader that
+        decides how many of them to take before taking them (MAXSIZE)."""
+        out: list[tuple[int, list[bytes] | None]] = []
+        if after >= MAX_ID:
+            return out
+        for eid in consumer.pel.irange(minimum=after + 1):
+            if count is not None and 0 < count <= len(out):
+                break
+            out.append((eid, stream.get(eid)))
+        return out
+
     def read_history(
         self, stream: Stream, consumer: Consumer, after: int, count: int | None, now_ms: int
     ) -> list[tuple[int, list[bytes] | None]]:

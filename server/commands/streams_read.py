@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import encode
 from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply, Raw
+from protocol.stream_resp import append_run, entry_reply
 from server.blocking import Block
 from server.command_table import command, key_spec, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
@@ -17,6 +18,7 @@ from streams.ids import parse_range_end, parse_range_start, parse_read_id
 if TYPE_CHECKING:
     from server.connection import Client
     from server.entry_cache import EntryCache
+    from streams.storage import Run
 
 _LLONG_MAX = (1 << 63) - 1
 _CLOCK_BOUND = 1 << 48  # milliseconds: the Unix clock reaches it in the year 10889
@@ -29,10 +31,17 @@ _GROUP_ONLY = ErrorReply("ERR The GROUP option is only supported by XREADGROUP. 
                          "instead.")
 _NOACK_ONLY = ErrorReply("ERR The NOACK option is only supported by XREADGROUP. You called XREAD "
                          "instead.")
+MAXCOUNT_NOT_POSITIVE = ErrorReply("ERR MAXCOUNT must be positive")
+MAXSIZE_NOT_POSITIVE = ErrorReply("ERR MAXSIZE must be positive")
+MAXCOUNT_BELOW_COUNT = ErrorReply("ERR MAXCOUNT must be greater than or equal to COUNT")
 
 
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
 _COUNT_ARG = {"token": "COUNT", "name": "count", "type": "integer", "optional": True}
+MAXCOUNT_ARG = {"token": "MAXCOUNT", "name": "maxcount", "type": "integer", "optional": True,
+                "since": "8.10.0"}
+MAXSIZE_ARG = {"token": "MAXSIZE", "name": "maxsize", "type": "integer", "optional": True,
+               "since": "8.10.0"}
 
 
 # --- XLEN --------------------------------------------------------------------------------------
@@ -111,7 +120,7 @@ def xread_key_positions(argv: list[bytes]) -> list[int]:
     streams = -1
     while i < argc:
         opt = argv[i].lower()
-        if opt == b"block" or opt == b"count":
+        if opt == b"block" or opt == b"count" or opt == b"maxcount" or opt == b"maxsize":
             i += 2
         elif opt == b"group":
             i += 3
@@ -162,6 +171,139 @@ def xread_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
     return Raw(b"".join(parts))
 
 
+# --- MAXCOUNT / MAXSIZE ---------------------------------------------------------------------
+
+
+def parse_limit(arg: bytes, not_positive: ErrorReply) -> int:
+    """MAXCOUNT's or MAXSIZE's value: a positive integer."""
+    n = parse_int(arg)
+    if n <= 0:
+        raise not_positive
+    return n
+
+
+class ReplyBudget:
+    """What MAXCOUNT and MAXSIZE leave of one XREAD / XREADGROUP reply, spent stream by stream
+    in the order the streams were named.
+
+    MAXCOUNT caps the entries of all streams together: each stream gets at most what is left of
+    it (and at most COUNT), and once none is left the streams after are not read at all. MAXSIZE
+    is a soft cap on the reply's bytes, checked before each entry as Redis checks its output
+    counter: an entry is sent while the bytes written so far are under the cap, so the entry
+    that crosses it is sent whole, and the first entry of the reply always is. Bytes are counted
+    as Redis counts them at that point: array lengths it only writes once a stream (or the
+    reply) is complete do not count yet, the RESP2 pair around a key and the key itself do.
+    """
+
+    __slots__ = ("maxcount", "maxsize", "emitted", "used", "resp3")
+
+    def __init__(self, maxcount: int, maxsize: int, resp3: bool) -> None:
+        self.maxcount = maxcount  # 0: no cap
+        self.maxsize = maxsize  # 0: no cap
+        self.emitted = 0  # entries sent so far, all streams
+        self.used = 0  # reply bytes written so far
+        self.resp3 = resp3
+
+    def exhausted(self) -> bool:
+        """Nothing more may be sent: the streams not read yet are left out of the reply."""
+        if self.maxcount and self.emitted >= self.maxcount:
+            return True
+        return self.maxsize > 0 and self.emitted > 0 and self.used >= self.maxsize
+
+    def open_stream(self, key: bytes) -> None:
+        """A stream's key is written (before its entries)."""
+        if self.maxsize:
+            n = len(key)
+            self.used += len(b"$%d\r\n" % n) + n + 2 + (0 if self.resp3 else 4)
+
+    def cap(self, count: int | None) -> int | None:
+        """The per-stream count left by MAXCOUNT (None: no limit)."""
+        if not self.maxcount:
+            return count
+        left = self.maxcount - self.emitted
+        return left if count is None or count > left else count
+
+    def _fits(self, size: int) -> bool:
+        if self.emitted and self.used >= self.maxsize:
+            return False
+        self.used += size
+        self.emitted += 1
+        return True
+
+    def take_runs(self, runs: list[Run], count: int | None) -> int:
+        """How many of the runs' entries (at most `count`) are sent; they are spent."""
+        if not self.maxsize:
+            n = 0
+            for run in runs:
+                n += run.hi - run.lo
+            if count is not None and n > count:
+                n = count
+            self.emitted += n
+            return n
+        taken = 0
+        scratch: list[bytes] = []
+        for run in runs:
+            each: list[bytes] = []
+            append_run(scratch, run, False, each)
+            if scratch:  # the run's last entry
+                each.append(b"".join(scratch))
+                del scratch[:]
+            for piece in each:
+                # An entry's encoding starts with the CRLF before it and lacks its own: as
+                # long as the bytes it adds to the reply.
+                if (count is not None and taken >= count) or not self._fits(len(piece)):
+                    return taken
+                taken += 1
+        return taken
+
+    def take_entries(self, entries: list[tuple[int, list[bytes] | None]]) -> int:
+        """How many of these decoded entries (a consumer's pending ones: None for one deleted
+        from the stream) are sent; they are spent."""
+        if not self.maxsize:
+            self.emitted += len(entries)
+            return len(entries)
+        resp3 = self.resp3
+        taken = 0
+        for eid, fields in entries:
+            size = len(encode(entry_reply(eid, NULL_ARRAY if fields is None else fields), resp3))
+            if not self._fits(size):
+                break
+            taken += 1
+        return taken
+
+
+def _serve_budget(cache: EntryCache, keys: list[bytes], values: list[Stream | None],
+                  after: list[int], count: int | None,
+                  budget: ReplyBudget) -> list[tuple[bytes, Any]]:
+    """`_serve` under MAXCOUNT / MAXSIZE."""
+    served: list[tuple[bytes, Any]] = []
+    for j in range(len(keys)):
+        s = values[j]
+        if s is None:
+            continue
+        if budget.exhausted():
+            break
+        limit = budget.cap(count)
+        runs = s.runs_after(after[j], limit)
+        if not runs:
+            continue
+        key = keys[j]
+        budget.open_stream(key)
+        n = budget.take_runs(runs, limit)
+        if n == 0:
+            # The key was written before the cap was found reached: Redis sends it with no
+            # entries then.
+            served.append((key, []))
+            continue
+        total = 0
+        for run in runs:
+            total += run.hi - run.lo
+        if n < total:
+            runs = s.runs_after(after[j], n)
+        served.append((key, cache.reply(runs, False)))
+    return served
+
+
 def _serve(cache: EntryCache, keys: list[bytes], values: list[Stream | None], after: list[int],
            count: int | None) -> list[tuple[bytes, Any]]:
     """Read every stream among `values` (the keys' values, None when missing) after its ID."""
@@ -183,8 +325,11 @@ def _serve(cache: EntryCache, keys: list[bytes], values: list[Stream | None], af
          "requested. Blocks until a message is available otherwise.",
          complexity="", key_finder=xread_key_positions,
          key_specs=streams_key_spec(1),
+         history=(("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options."),),
          arguments=(
              _COUNT_ARG,
+             MAXCOUNT_ARG,
+             MAXSIZE_ARG,
              {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},
              {"name": "streams", "token": "STREAMS", "type": "block", "arguments": (
                  {"name": "key", "type": "key", "key_spec_index": 0, "multiple": True},
@@ -194,6 +339,7 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     timeout = -1  # no BLOCK
     count = 0
+    maxcount = maxsize = 0
     streams_at = 0
     i = 1
     while i < argc:
@@ -204,6 +350,12 @@ def xread(client: Client, argv: list[bytes]) -> Any:
             i += 1
         elif opt == b"count" and more:
             count = max(parse_int(argv[i + 1]), 0)
+            i += 1
+        elif opt == b"maxcount" and more:
+            maxcount = parse_limit(argv[i + 1], MAXCOUNT_NOT_POSITIVE)
+            i += 1
+        elif opt == b"maxsize" and more:
+            maxsize = parse_limit(argv[i + 1], MAXSIZE_NOT_POSITIVE)
             i += 1
         elif opt == b"streams" and more:
             streams_at = i + 1
@@ -219,6 +371,8 @@ def xread(client: Client, argv: list[bytes]) -> Any:
         i += 1
     if not streams_at:
         raise SYNTAX_ERROR
+    if maxcount and maxcount < count:
+        raise MAXCOUNT_BELOW_COUNT
     n = (argc - streams_at) // 2
     keys = argv[streams_at:streams_at + n]
     db = client.db
@@ -233,7 +387,11 @@ def xread(client: Client, argv: list[bytes]) -> Any:
             spec = 0 if s is None else s.resolve_read_id(spec)
         after.append(spec)
         values.append(s)
-    served = _serve(client.server.entry_cache, keys, values, after, count or None)
+    if maxcount or maxsize:
+        served = _serve_budget(client.server.entry_cache, keys, values, after, count or None,
+                               ReplyBudget(maxcount, maxsize, client.resp3))
+    else:
+        served = _serve(client.server.entry_cache, keys, values, after, count or None)
     if served:
         return xread_reply(client, served)
     if timeout < 0:

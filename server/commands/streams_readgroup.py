@@ -20,9 +20,20 @@ from server.blocking import Block
 from server.command_table import command, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR
 from server.commands.stream_propagate import consumer_effect, position_effect, propagate_deliveries
-from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
+from server.commands.streams_read import (
+    MAXCOUNT_ARG,
+    MAXCOUNT_BELOW_COUNT,
+    MAXCOUNT_NOT_POSITIVE,
+    MAXSIZE_ARG,
+    MAXSIZE_NOT_POSITIVE,
+    ReplyBudget,
+    parse_block_timeout,
+    parse_limit,
+    xread_key_positions,
+    xread_reply,
+)
 from server.keyspace import now_ms
-from streams import NEW, ConsumerGroup, Stream, nogroup_xreadgroup, parse_read_id
+from streams import NEW, Consumer, ConsumerGroup, Stream, nogroup_xreadgroup, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -34,7 +45,8 @@ _MISSING_GROUP = ErrorReply("ERR Missing GROUP option for XREADGROUP")
 
 
 def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes], group: bytes,
-          consumer: bytes, count: int | None, noack: bool) -> list[tuple[bytes, Any]]:
+          consumer: bytes, count: int | None, noack: bool,
+          budget: ReplyBudget | None = None) -> list[tuple[bytes, Any]]:
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
     history reads always appear in the reply, `>` reads only when they deliver something."""
     targets: list[tuple[bytes, Stream, ConsumerGroup, Any]] = []
@@ -50,7 +62,10 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     served: list[tuple[bytes, Any]] = []  # per key: entries, or their reply pre-encoded (Raw)
     dirty = 0
     logging = client.effects.active
+    limit = count
     for key, s, g, spec in targets:
+        if budget is not None and budget.exhausted():
+            break  # MAXCOUNT / MAXSIZE spent: the streams after are not read, nor touched
         # Consumers are created (and their seen-time set) even when nothing is served, so a
         # blocking reader shows up in XINFO CONSUMERS while it waits, as in Redis.
         c, created = g.touch_consumer(consumer, now)
@@ -58,8 +73,13 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
             dirty += 1
             if logging:
                 client.propagate(consumer_effect(key, g, consumer))
+        if budget is not None:
+            limit = _budget_limit(budget, key, s, g, c, spec, count)
+            if limit == 0:
+                served.append((key, []))
+                continue
         if spec is NEW:
-            runs, eids = g.deliver_new(s, c, count, noack, now)
+            runs, eids = g.deliver_new(s, c, limit, noack, now)
             if eids:
                 served.append((key, runs_reply(runs)))
                 dirty += 1
@@ -69,7 +89,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
                     client.propagate(position_effect(key, g))
         else:
             # A pending entry deleted from the stream comes with a null array for its fields.
-            history = g.read_history(s, c, spec, count, now)
+            history = g.read_history(s, c, spec, limit, now)
             served.append((key, entries_reply(history, NULL_ARRAY)))
             if logging and history:
                 # Delivery counts and times moved on: log them, or a restart would lose them.
@@ -78,6 +98,24 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     if dirty:
         client.keyspace.dirty += dirty
     return served
+
+
+def _budget_limit(budget: ReplyBudget, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer,
+                  spec: Any, count: int | None) -> int | None:
+    """How many entries this stream may send under MAXCOUNT / MAXSIZE (spent now; None: no
+    limit). 0 only when nothing may be sent although the stream is in the reply: a history read,
+    or the key written before MAXSIZE was found reached (Redis sends the key then too)."""
+    limit = budget.cap(count)
+    if spec is NEW:
+        if s.last_id <= g.last_id:
+            return limit  # nothing new: no entry, no key
+        runs = s.runs_after(g.last_id, limit)
+        if not runs:
+            return limit
+        budget.open_stream(key)
+        return budget.take_runs(runs, limit)
+    budget.open_stream(key)
+    return budget.take_entries(g.peek_history(s, c, spec, limit))
 
 
 @command("xreadgroup", -7, "write blocking", group="stream", since="5.0.0",
@@ -89,10 +127,13 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
          "in order to serve the N clients blocked on the stream getting new data.",
          key_finder=xread_key_positions,
          key_specs=streams_key_spec(4),
+         history=(("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options."),),
          arguments=(
              {"token": "GROUP", "name": "group-block", "type": "block", "arguments": (
                  {"name": "group", "type": "string"}, {"name": "consumer", "type": "string"})},
              {"token": "COUNT", "name": "count", "type": "integer", "optional": True},
+             MAXCOUNT_ARG,
+             MAXSIZE_ARG,
              {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},
              {"name": "noack", "token": "NOACK", "type": "pure-token", "optional": True},
              {"name": "streams", "token": "STREAMS", "type": "block", "arguments": (
@@ -103,6 +144,7 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     timeout = -1  # no BLOCK
     count = 0
+    maxcount = maxsize = 0
     noack = False
     group = consumer = None
     streams_at = 0
@@ -122,6 +164,12 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
         elif opt == b"block" and more:
             i += 1
             timeout = parse_block_timeout(argv[i])
+        elif opt == b"maxcount" and more:
+            i += 1
+            maxcount = parse_limit(argv[i], MAXCOUNT_NOT_POSITIVE)
+        elif opt == b"maxsize" and more:
+            i += 1
+            maxsize = parse_limit(argv[i], MAXSIZE_NOT_POSITIVE)
         elif opt == b"streams" and more:
             streams_at = i + 1
             if (argc - streams_at) & 1:
@@ -136,12 +184,15 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
         raise SYNTAX_ERROR
     if group is None or consumer is None:
         raise _MISSING_GROUP
+    if maxcount and maxcount < count:
+        raise MAXCOUNT_BELOW_COUNT
     n = (argc - streams_at) >> 1
     keys = argv[streams_at:streams_at + n]
     id_args = argv[streams_at + n:]
     db = client.db
     limit = count or None
-    served = _read(client, db, keys, id_args, group, consumer, limit, noack)
+    budget = ReplyBudget(maxcount, maxsize, client.resp3) if maxcount or maxsize else None
+    served = _read(client, db, keys, id_args, group, consumer, limit, noack, budget)
     if served:
         return xread_reply(client, served)
     if timeout < 0:
