@@ -1,0 +1,108 @@
+"""Stream changes between Redis 7.4 and 8.10 outside the new commands and options.
+
+- XGROUP CREATE / SETID: an ENTRIESREAD beyond the stream's entries-added is lowered to it
+  (redis/redis#14259, fixing #14257: a negative lag), in RESP2 and RESP3.
+- XSETID ENTRIESADDED lowered below a group's entries-read lowers that counter too
+  (redis/redis#15489), so no lag goes negative.
+No Redis 8 runs here: these follow the fixes' descriptions; the lag arithmetic is Redis 7.4's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import redis
+
+from tests.helpers import as_map, plain, restart
+
+
+def groups(r: redis.Redis, key: str = "s") -> dict:
+    return {g[b"name"]: g for g in map(as_map, r.execute_command("XINFO", "GROUPS", key))}
+
+
+def test_create_lowers_entriesread_to_entries_added(raw_rc):
+    for i in range(1, 4):
+        raw_rc.execute_command("XADD", "s", f"{i}-1", "f", "v")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "big", "$", "ENTRIESREAD", "100")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "exact", "0", "ENTRIESREAD", "3")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "small", "0", "ENTRIESREAD", "1")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "unknown", "0", "ENTRIESREAD", "-1")
+    g = groups(raw_rc)
+    assert (g[b"big"][b"entries-read"], g[b"big"][b"lag"]) == (3, 0)
+    assert (g[b"exact"][b"entries-read"], g[b"exact"][b"lag"]) == (3, 0)
+    assert (g[b"small"][b"entries-read"], g[b"small"][b"lag"]) == (1, 2)
+    assert g[b"unknown"][b"entries-read"] is None
+    # entries-added counts every entry ever added, deleted ones too
+    raw_rc.execute_command("XDEL", "s", "1-1", "2-1")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "after-del", "0", "ENTRIESREAD", "7")
+    assert groups(raw_rc)[b"after-del"][b"entries-read"] == 3
+    # MKSTREAM: a new stream has had nothing added
+    raw_rc.execute_command("XGROUP", "CREATE", "new", "g", "$", "MKSTREAM", "ENTRIESREAD", "5")
+    g = groups(raw_rc, "new")[b"g"]
+    assert (g[b"entries-read"], g[b"lag"]) == (0, 0)
+
+
+def test_setid_lowers_entriesread_to_entries_added(raw_rc):
+    for i in range(1, 5):
+        raw_rc.execute_command("XADD", "s", f"{i}-1", "f", "v")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    raw_rc.execute_command("XGROUP", "SETID", "s", "g", "2-1", "ENTRIESREAD", "50")
+    g = groups(raw_rc)[b"g"]
+    assert (g[b"last-delivered-id"], g[b"entries-read"], g[b"lag"]) == (b"2-1", 4, 0)
+    raw_rc.execute_command("XGROUP", "SETID", "s", "g", "2-1", "ENTRIESREAD", "2")
+    g = groups(raw_rc)[b"g"]
+    assert (g[b"entries-read"], g[b"lag"]) == (2, 2)
+
+
+def test_xsetid_lowering_entries_added_lowers_groups_entries_read(raw_rc):
+    for i in range(1, 11):
+        raw_rc.execute_command("XADD", "s", f"{i}-1", "f", "v")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "read-all", "0")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "read-two", "0")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "unknown", "0", "ENTRIESREAD", "-1")
+    raw_rc.execute_command("XREADGROUP", "GROUP", "read-all", "c", "STREAMS", "s", ">")
+    raw_rc.execute_command("XREADGROUP", "GROUP", "read-two", "c", "COUNT", "2", "STREAMS", "s", ">")
+    raw_rc.execute_command("XTRIM", "s", "MAXLEN", "2")
+    raw_rc.execute_command("XSETID", "s", "10-1", "ENTRIESADDED", "5")
+    g = groups(raw_rc)
+    assert (g[b"read-all"][b"entries-read"], g[b"read-all"][b"lag"]) == (5, 0)
+    assert g[b"read-two"][b"entries-read"] == 2
+    assert g[b"unknown"][b"entries-read"] is None
+    info = as_map(raw_rc.execute_command("XINFO", "STREAM", "s"))
+    assert info[b"entries-added"] == 5
+
+
+def test_lowered_counters_survive_restart(server_factory):
+    srv = server_factory("--appendfsync", "always")
+    r = plain(redis.Redis(port=srv.port))
+    for i in range(1, 4):
+        r.execute_command("XADD", "s", f"{i}-1", "f", "v")
+    r.execute_command("XGROUP", "CREATE", "s", "g", "$", "ENTRIESREAD", "9")
+    r.execute_command("XGROUP", "CREATE", "s", "h", "0")
+    r.execute_command("XGROUP", "SETID", "s", "h", "1-1", "ENTRIESREAD", "8")
+    before = r.execute_command("XINFO", "GROUPS", "s")
+    os.kill(srv.proc.pid, signal.SIGKILL)
+    srv.proc.wait()
+    srv2 = restart(srv)
+    try:
+        r2 = plain(redis.Redis(port=srv2.port))
+        assert r2.execute_command("XINFO", "GROUPS", "s") == before
+        assert [as_map(g)[b"entries-read"] for g in before] == [3, 3]
+        # and the rewrite (XSETID before XGROUP CREATE) keeps them
+        info = redis.Redis(port=srv2.port)
+        r2.execute_command("BGREWRITEAOF")
+        deadline = time.monotonic() + 10
+        while info.info("persistence")["aof_rewrites"] < 1 or \
+                info.info("persistence")["aof_rewrite_in_progress"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        srv3 = restart(srv2)
+    finally:
+        srv2.cleanup()
+    try:
+        r3 = plain(redis.Redis(port=srv3.port))
+        assert r3.execute_command("XINFO", "GROUPS", "s") == before
+    finally:
+        srv3.cleanup()
