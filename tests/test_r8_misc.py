@@ -106,3 +106,24 @@ def test_lowered_counters_survive_restart(server_factory):
         assert r3.execute_command("XINFO", "GROUPS", "s") == before
     finally:
         srv3.cleanup()
+
+
+def test_xread_key_specs_are_incomplete(raw_r):
+    # Redis marks them INCOMPLETE (its ACL fix, 7.4.11 and 8.x): the key finder decides.
+    for name, startfrom in (("xread", 1), ("xreadgroup", 4)):
+        info = raw_r.execute_command("COMMAND", "INFO", name)[0]
+        (spec,) = info[8]
+        spec = as_map(spec)
+        assert sorted(spec[b"flags"]) == [b"RO", b"access", b"incomplete"]
+        assert spec[b"notes"].startswith(b"Incomplete because a ")
+        assert as_map(spec[b"begin_search"])[b"type"] == b"keyword"
+        assert as_map(as_map(spec[b"begin_search"])[b"spec"])[b"startfrom"] == startfrom
+        assert info[3:6] == [0, 0, 0] and b"movablekeys" in info[2]
+    getkeys = ("COMMAND", "GETKEYS")
+    # a key named STREAMS, a consumer named STREAMS, options before GROUP
+    assert raw_r.execute_command(*getkeys, "XREAD", "COUNT", 1, "STREAMS", "STREAMS", "0") == \
+        [b"STREAMS"]
+    assert raw_r.execute_command(*getkeys, "XREADGROUP", "GROUP", "g", "STREAMS", "STREAMS",
+                                 "k", ">") == [b"k"]
+    assert raw_r.execute_command(*getkeys, "XREADGROUP", "NOACK", "GROUP", "g", "c",
+                                 "MAXCOUNT", 10, "STREAMS", "k2", ">") == [b"k2"]

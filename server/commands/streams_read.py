@@ -324,7 +324,9 @@ def _serve(cache: EntryCache, keys: list[bytes], values: list[Stream | None], af
          summary="Returns messages from multiple streams with IDs greater than the ones "
          "requested. Blocks until a message is available otherwise.",
          complexity="", key_finder=xread_key_positions,
-         key_specs=streams_key_spec(1),
+         key_specs=streams_key_spec(1, "Incomplete because a stream key named STREAMS (or "
+                                    "options before it) can shift the STREAMS keyword; fall "
+                                    "back to xreadGetKeys"),
          history=(("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options."),),
          arguments=(
              _COUNT_ARG,

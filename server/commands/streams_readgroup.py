@@ -126,7 +126,9 @@ def _budget_limit(budget: ReplyBudget, key: bytes, s: Stream, g: ConsumerGroup, 
          "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time "
          "in order to serve the N clients blocked on the stream getting new data.",
          key_finder=xread_key_positions,
-         key_specs=streams_key_spec(4),
+         key_specs=streams_key_spec(4, "Incomplete because a consumer/group named STREAMS (or "
+                                    "options before GROUP) can shift the STREAMS keyword; fall "
+                                    "back to xreadGetKeys"),
          history=(("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options."),),
          arguments=(
              {"token": "GROUP", "name": "group-block", "type": "block", "arguments": (
