@@ -26,8 +26,8 @@ def test_create_lowers_entriesread_to_entries_added(raw_rc):
     for i in range(1, 4):
         raw_rc.execute_command("XADD", "s", f"{i}-1", "f", "v")
     raw_rc.execute_command("XGROUP", "CREATE", "s", "big", "$", "ENTRIESREAD", "100")
-    raw_rc.execute_command("XGROUP", "CREATE", "s", "exact", "0", "ENTRIESREAD", "3")
-    raw_rc.execute_command("XGROUP", "CREATE", "s", "small", "0", "ENTRIESREAD", "1")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "exact", "$", "ENTRIESREAD", "3")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "small", "$", "ENTRIESREAD", "1")
     raw_rc.execute_command("XGROUP", "CREATE", "s", "unknown", "0", "ENTRIESREAD", "-1")
     g = groups(raw_rc)
     assert (g[b"big"][b"entries-read"], g[b"big"][b"lag"]) == (3, 0)
@@ -36,7 +36,7 @@ def test_create_lowers_entriesread_to_entries_added(raw_rc):
     assert g[b"unknown"][b"entries-read"] is None
     # entries-added counts every entry ever added, deleted ones too
     raw_rc.execute_command("XDEL", "s", "1-1", "2-1")
-    raw_rc.execute_command("XGROUP", "CREATE", "s", "after-del", "0", "ENTRIESREAD", "7")
+    raw_rc.execute_command("XGROUP", "CREATE", "s", "after-del", "$", "ENTRIESREAD", "7")
     assert groups(raw_rc)[b"after-del"][b"entries-read"] == 3
     # MKSTREAM: a new stream has had nothing added
     raw_rc.execute_command("XGROUP", "CREATE", "new", "g", "$", "MKSTREAM", "ENTRIESREAD", "5")
@@ -127,3 +127,42 @@ def test_xread_key_specs_are_incomplete(raw_r):
                                  "k", ">") == [b"k"]
     assert raw_r.execute_command(*getkeys, "XREADGROUP", "NOACK", "GROUP", "g", "c",
                                  "MAXCOUNT", 10, "STREAMS", "k2", ">") == [b"k2"]
+
+
+def _lag(r: redis.Redis, key: str = "x", group: bytes = b"g1") -> tuple:
+    g = groups(r, key)[group]
+    return g[b"last-delivered-id"], g[b"entries-read"], g[b"lag"]
+
+
+def test_lag_of_a_group_left_behind_by_trimming(raw_rc):
+    # redis/redis#13473 (XINFO) and #13958 (the next read): a group whose position was trimmed
+    # away reports the entries left as its lag, and its next read re-estimates entries-read
+    # rather than counting on from a counter that missed the trimmed entries.
+    for trim in (("XTRIM", "x", "MAXLEN", 1), ("XADD", "x", "MAXLEN", 1, "6-0", "data", "f")):
+        raw_rc.delete("x")
+        for i in range(1, 6):
+            raw_rc.execute_command("XADD", "x", f"{i}-0", "data", "v")
+        raw_rc.execute_command("XGROUP", "CREATE", "x", "g1", "0")
+        raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c", "COUNT", 1, "STREAMS", "x", ">")
+        assert _lag(raw_rc) == (b"1-0", 1, 4)
+        raw_rc.execute_command(*trim)
+        added = 5 if trim[0] == "XTRIM" else 6
+        assert _lag(raw_rc) == (b"1-0", 1, 1), trim
+        raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c", "COUNT", 1, "STREAMS", "x", ">")
+        last = b"5-0" if trim[0] == "XTRIM" else b"6-0"
+        assert _lag(raw_rc) == (last, added, 0), trim
+        raw_rc.execute_command("XADD", "x", "7-0", "data", "w")
+        assert _lag(raw_rc) == (last, added, 1)
+        raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c", "STREAMS", "x", ">")
+        assert _lag(raw_rc) == (b"7-0", added + 1, 0)
+
+
+def test_group_at_zero_on_a_trimmed_stream(raw_rc):
+    for i in range(1, 11):
+        raw_rc.execute_command("XADD", "x", f"{i}-0", "data", "v")
+    raw_rc.execute_command("XTRIM", "x", "MAXLEN", 4)
+    raw_rc.execute_command("XGROUP", "CREATE", "x", "g1", "0", "ENTRIESREAD", "0")
+    # 4 entries are left to read, not the 10 ever added
+    assert _lag(raw_rc) == (b"0-0", 0, 4)
+    raw_rc.execute_command("XREADGROUP", "GROUP", "g1", "c", "COUNT", 2, "STREAMS", "x", ">")
+    assert _lag(raw_rc) == (b"8-0", 8, 2)
