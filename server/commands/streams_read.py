@@ -353,17 +353,17 @@ def xread(client: Client, argv: list[bytes]) -> Any:
         elif opt == b"count" and more:
             count = max(parse_int(argv[i + 1]), 0)
             i += 1
+        elif opt == b"streams" and more:
+            streams_at = i + 1
+            if (argc - streams_at) & 1:
+                raise _UNBALANCED
+            break
         elif opt == b"maxcount" and more:
             maxcount = parse_limit(argv[i + 1], MAXCOUNT_NOT_POSITIVE)
             i += 1
         elif opt == b"maxsize" and more:
             maxsize = parse_limit(argv[i + 1], MAXSIZE_NOT_POSITIVE)
             i += 1
-        elif opt == b"streams" and more:
-            streams_at = i + 1
-            if (argc - streams_at) & 1:
-                raise _UNBALANCED
-            break
         elif opt == b"group" and i + 2 < argc:
             raise _GROUP_ONLY
         elif opt == b"noack":

@@ -166,17 +166,17 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
         elif opt == b"block" and more:
             i += 1
             timeout = parse_block_timeout(argv[i])
+        elif opt == b"streams" and more:
+            streams_at = i + 1
+            if (argc - streams_at) & 1:
+                raise _UNBALANCED
+            break
         elif opt == b"maxcount" and more:
             i += 1
             maxcount = parse_limit(argv[i], MAXCOUNT_NOT_POSITIVE)
         elif opt == b"maxsize" and more:
             i += 1
             maxsize = parse_limit(argv[i], MAXSIZE_NOT_POSITIVE)
-        elif opt == b"streams" and more:
-            streams_at = i + 1
-            if (argc - streams_at) & 1:
-                raise _UNBALANCED
-            break
         elif opt == b"noack":
             noack = True
         else:
