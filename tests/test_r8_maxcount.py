@@ -273,3 +273,32 @@ def test_capped_group_reads_survive_kill_9(server_factory):
         assert [len(x) for x in after] == [3, 2]
     finally:
         srv2.cleanup()
+
+
+def test_maxsize_over_a_long_backlog(raw_r, conn):
+    r = raw_r
+    r.execute_command("CONFIG", "SET", "stream-node-max-entries", "7")
+    try:
+        entries = []
+        for i in range(1, 301):
+            value = "x" * (i % 37)
+            r.execute_command("XADD", "s", f"{i}-1", "f", value)
+            entries.append(entry(f"{i}-1", "f", value))
+        r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+        for maxsize in (9, 700, 2500, 9000, 10**6):
+            (n,) = _budget(conn.resp3, [("s", entries)], maxsize)
+            got = call_raw(conn, "XREAD", "MAXSIZE", maxsize, "STREAMS", "s", 0)
+            assert got == reply(conn.resp3, [("s", entries[:n])]), maxsize
+        (n,) = _budget(conn.resp3, [("s", entries)], 2500)
+        got = call_raw(conn, "XREADGROUP", "GROUP", "g", "c", "MAXSIZE", 2500, "STREAMS", "s", ">")
+        assert got == reply(conn.resp3, [("s", entries[:n])])
+        assert r.execute_command("XPENDING", "s", "g")[0] == n
+        r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+        # history: the same budget over the consumer's 300 pending entries
+        (m,) = _budget(conn.resp3, [("s", entries)], 1200)
+        got = call_raw(conn, "XREADGROUP", "GROUP", "g", "c", "MAXSIZE", 1200, "STREAMS", "s", 0)
+        assert got == reply(conn.resp3, [("s", entries[:m])])
+        counts = [p[3] for p in r.execute_command("XPENDING", "s", "g", "-", "+", 300)]
+        assert counts == [2] * m + [1] * (300 - m)
+    finally:
+        r.execute_command("CONFIG", "SET", "stream-node-max-entries", "100")

@@ -12,13 +12,12 @@ from server.blocking import Block
 from server.command_table import command, key_spec, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
 from server.keyspace import now_ms
-from streams import Stream, format_id
+from streams import Consumer, ConsumerGroup, Stream, format_id
 from streams.ids import parse_range_end, parse_range_start, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
     from server.entry_cache import EntryCache
-    from streams.storage import Run
 
 _LLONG_MAX = (1 << 63) - 1
 _CLOCK_BOUND = 1 << 48  # milliseconds: the Unix clock reaches it in the year 10889
@@ -182,6 +181,9 @@ def parse_limit(arg: bytes, not_positive: ErrorReply) -> int:
     return n
 
 
+_FIRST_CHUNK = 8  # entries measured first under MAXSIZE, then twice as many each time
+
+
 class ReplyBudget:
     """What MAXCOUNT and MAXSIZE leave of one XREAD / XREADGROUP reply, spent stream by stream
     in the order the streams were named.
@@ -230,45 +232,66 @@ class ReplyBudget:
         self.emitted += 1
         return True
 
-    def take_runs(self, runs: list[Run], count: int | None) -> int:
-        """How many of the runs' entries (at most `count`) are sent; they are spent."""
+    def take_after(self, s: Stream, after: int, count: int | None) -> int:
+        """How many of the entries after `after` (at most `count`) are sent; they are spent.
+
+        Under MAXSIZE each entry's encoding is measured, in chunks that double from a few
+        entries: the cap usually binds long before the end of a backlog."""
         if not self.maxsize:
             n = 0
-            for run in runs:
+            for run in s.runs_after(after, count):
                 n += run.hi - run.lo
-            if count is not None and n > count:
-                n = count
             self.emitted += n
             return n
         taken = 0
+        chunk = _FIRST_CHUNK
         scratch: list[bytes] = []
-        for run in runs:
-            each: list[bytes] = []
-            append_run(scratch, run, False, each)
-            if scratch:  # the run's last entry
-                each.append(b"".join(scratch))
-                del scratch[:]
-            for piece in each:
-                # An entry's encoding starts with the CRLF before it and lacks its own: as
-                # long as the bytes it adds to the reply.
-                if (count is not None and taken >= count) or not self._fits(len(piece)):
-                    return taken
-                taken += 1
+        while count is None or taken < count:
+            want = chunk if count is None or count - taken > chunk else count - taken
+            runs = s.runs_after(after, want)
+            got = 0
+            for run in runs:
+                each: list[bytes] = []
+                append_run(scratch, run, False, each)
+                if scratch:  # the run's last entry
+                    each.append(b"".join(scratch))
+                    del scratch[:]
+                for piece in each:
+                    # An entry's encoding starts with the CRLF before it and lacks its own:
+                    # as long as the bytes it adds to the reply.
+                    if not self._fits(len(piece)):
+                        return taken
+                    taken += 1
+                got += run.hi - run.lo
+            if got < want:
+                break  # the stream's end
+            after = runs[-1].ids()[-1]
+            chunk *= 2
         return taken
 
-    def take_entries(self, entries: list[tuple[int, list[bytes] | None]]) -> int:
-        """How many of these decoded entries (a consumer's pending ones: None for one deleted
-        from the stream) are sent; they are spent."""
+    def take_history(self, g: ConsumerGroup, s: Stream, c: Consumer, after: int,
+                     count: int | None) -> int:
+        """How many of the consumer's pending entries after `after` (at most `count`) are sent;
+        they are spent. A pending entry deleted from the stream is sent with a nil."""
         if not self.maxsize:
-            self.emitted += len(entries)
-            return len(entries)
+            n = len(g.peek_history(s, c, after, count))
+            self.emitted += n
+            return n
         resp3 = self.resp3
         taken = 0
-        for eid, fields in entries:
-            size = len(encode(entry_reply(eid, NULL_ARRAY if fields is None else fields), resp3))
-            if not self._fits(size):
+        chunk = _FIRST_CHUNK
+        while count is None or taken < count:
+            want = chunk if count is None or count - taken > chunk else count - taken
+            entries = g.peek_history(s, c, after, want)
+            for eid, fields in entries:
+                reply = entry_reply(eid, NULL_ARRAY if fields is None else fields)
+                if not self._fits(len(encode(reply, resp3))):
+                    return taken
+                taken += 1
+            if len(entries) < want:
                 break
-            taken += 1
+            after = entries[-1][0]
+            chunk *= 2
         return taken
 
 
@@ -283,24 +306,17 @@ def _serve_budget(cache: EntryCache, keys: list[bytes], values: list[Stream | No
             continue
         if budget.exhausted():
             break
-        limit = budget.cap(count)
-        runs = s.runs_after(after[j], limit)
-        if not runs:
-            continue
+        if not s.runs_after(after[j], 1):
+            continue  # nothing to read: neither the key nor any bytes
         key = keys[j]
         budget.open_stream(key)
-        n = budget.take_runs(runs, limit)
+        n = budget.take_after(s, after[j], budget.cap(count))
         if n == 0:
             # The key was written before the cap was found reached: Redis sends it with no
             # entries then.
             served.append((key, []))
             continue
-        total = 0
-        for run in runs:
-            total += run.hi - run.lo
-        if n < total:
-            runs = s.runs_after(after[j], n)
-        served.append((key, cache.reply(runs, False)))
+        served.append((key, cache.reply(s.runs_after(after[j], n), False)))
     return served
 
 

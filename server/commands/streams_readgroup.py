@@ -107,15 +107,12 @@ def _budget_limit(budget: ReplyBudget, key: bytes, s: Stream, g: ConsumerGroup, 
     or the key written before MAXSIZE was found reached (Redis sends the key then too)."""
     limit = budget.cap(count)
     if spec is NEW:
-        if s.last_id <= g.last_id:
+        if s.last_id <= g.last_id or not s.runs_after(g.last_id, 1):
             return limit  # nothing new: no entry, no key
-        runs = s.runs_after(g.last_id, limit)
-        if not runs:
-            return limit
         budget.open_stream(key)
-        return budget.take_runs(runs, limit)
+        return budget.take_after(s, g.last_id, limit)
     budget.open_stream(key)
-    return budget.take_entries(g.peek_history(s, c, spec, limit))
+    return budget.take_history(g, s, c, spec, limit)
 
 
 @command("xreadgroup", -7, "write blocking", group="stream", since="5.0.0",
