@@ -127,6 +127,8 @@ def test_xread_key_specs_are_incomplete(raw_r):
                                  "k", ">") == [b"k"]
     assert raw_r.execute_command(*getkeys, "XREADGROUP", "NOACK", "GROUP", "g", "c",
                                  "MAXCOUNT", 10, "STREAMS", "k2", ">") == [b"k2"]
+    assert raw_r.execute_command(*getkeys, "XREADGROUP", "GROUP", "g", "c", "CLAIM", 100,
+                                 "MAXSIZE", 9, "STREAMS", "k3", ">") == [b"k3"]
 
 
 def _lag(r: redis.Redis, key: str = "x", group: bytes = b"g1") -> tuple:

@@ -119,7 +119,8 @@ def xread_key_positions(argv: list[bytes]) -> list[int]:
     streams = -1
     while i < argc:
         opt = argv[i].lower()
-        if opt == b"block" or opt == b"count" or opt == b"maxcount" or opt == b"maxsize":
+        if opt == b"block" or opt == b"count" or opt == b"maxcount" or opt == b"maxsize" \
+                or opt == b"claim":
             i += 2
         elif opt == b"group":
             i += 3
