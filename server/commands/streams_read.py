@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import encode
 from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply, Raw
-from protocol.stream_resp import append_run, entry_reply
+from protocol.stream_resp import append_run, entry_reply, reply_end, reply_start
 from server.blocking import Block
 from server.command_table import command, key_spec, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
@@ -233,11 +233,13 @@ class ReplyBudget:
         self.emitted += 1
         return True
 
-    def take_after(self, s: Stream, after: int, count: int | None) -> int:
+    def take_after(self, s: Stream, after: int, count: int | None,
+                   keep: list[bytes] | None = None) -> int:
         """How many of the entries after `after` (at most `count`) are sent; they are spent.
 
         Under MAXSIZE each entry's encoding is measured, in chunks that double from a few
-        entries: the cap usually binds long before the end of a backlog."""
+        entries: the cap usually binds long before the end of a backlog. The encodings of the
+        entries taken are appended to `keep` when given (stream_resp's per-entry pieces)."""
         if not self.maxsize:
             n = 0
             for run in s.runs_after(after, count):
@@ -263,6 +265,8 @@ class ReplyBudget:
                     if not self._fits(len(piece)):
                         return taken
                     taken += 1
+                    if keep is not None:
+                        keep.append(piece)
                 got += run.hi - run.lo
             if got < want:
                 break  # the stream's end
@@ -311,13 +315,19 @@ def _serve_budget(cache: EntryCache, keys: list[bytes], values: list[Stream | No
             continue  # nothing to read: neither the key nor any bytes
         key = keys[j]
         budget.open_stream(key)
-        n = budget.take_after(s, after[j], budget.cap(count))
+        # Under MAXSIZE the entries were encoded to be measured: the reply is made of those.
+        pieces: list[bytes] | None = [] if budget.maxsize else None
+        n = budget.take_after(s, after[j], budget.cap(count), pieces)
         if n == 0:
             # The key was written before the cap was found reached: Redis sends it with no
             # entries then.
             served.append((key, []))
-            continue
-        served.append((key, cache.reply(s.runs_after(after[j], n), False)))
+        elif pieces is not None:
+            parts = reply_start(n)
+            parts += pieces
+            served.append((key, reply_end(parts)))
+        else:
+            served.append((key, cache.reply(s.runs_after(after[j], n), False)))
     return served
 
 
