@@ -191,14 +191,18 @@ class ConsumerGroup:
         # stream may hide tombstones (then Redis estimates the distance, entry by entry too).
         mdi = stream.max_deleted_id
         tombstones_upto = mdi if stream.range_has_tombstones(mdi, mdi) else -1
-        if self.entries_read is not None and out[0] > tombstones_upto:
+        # A group left behind by trimming (its position before the first entry) cannot count
+        # on: the entries trimmed unread are not in its counter (Redis 8 estimates instead).
+        behind = self.last_id < stream.first_id
+        if self.entries_read is not None and not behind and out[0] > tombstones_upto:
             self.entries_read += len(out)
         else:
             for eid in out:
-                if self.entries_read is not None and eid > tombstones_upto:
+                if self.entries_read is not None and not behind and eid > tombstones_upto:
                     self.entries_read += 1
                 elif stream.entries_added:
                     self.entries_read = stream.estimate_distance(eid)
+                behind = False
         self.last_id = out[-1]
         if not noack:
             pel = self.pel
@@ -229,6 +233,20 @@ class ConsumerGroup:
             if self.by_time is not None:
                 self._index(out, now_ms)
         return runs, out
+
+    def peek_history(
+        self, stream: Stream, consumer: Consumer, after: int, count: int | None
+    ) -> list[tuple[int, list[bytes] | None]]:
+        """What `read_history` would return, without counting a delivery: for a reader that
+        decides how many of them to take before taking them (MAXSIZE)."""
+        out: list[tuple[int, list[bytes] | None]] = []
+        if after >= MAX_ID:
+            return out
+        for eid in consumer.pel.irange(minimum=after + 1):
+            if count is not None and 0 < count <= len(out):
+                break
+            out.append((eid, stream.get(eid)))
+        return out
 
     def read_history(
         self, stream: Stream, consumer: Consumer, after: int, count: int | None, now_ms: int
@@ -620,7 +638,8 @@ class ConsumerGroup:
         """Entries not yet delivered to the group, or None when it cannot be known (XINFO)."""
         if not stream.entries_added:
             return 0
-        if self.entries_read is not None and not stream.range_has_tombstones(self.last_id, None):
+        if self.entries_read is not None and self.last_id >= stream.first_id and \
+                not stream.range_has_tombstones(self.last_id, None):
             return stream.entries_added - self.entries_read
         er = stream.estimate_distance(self.last_id)
         return None if er is None else stream.entries_added - er

@@ -452,6 +452,10 @@ class Stream:
         self.last_id = last_id
         if entries_added is not None:
             self.entries_added = entries_added
+            # Lowered below what a group has read (possible once the stream was trimmed): the
+            # groups' counters follow, as in Redis 8, so that no lag goes negative.
+            for group in self.groups.values():
+                self.bound_entries_read(group)
         if max_deleted_id:
             self.max_deleted_id = max_deleted_id
 
@@ -497,8 +501,16 @@ class Stream:
             last_id = self.last_id
         assert isinstance(last_id, int)
         group = ConsumerGroup(name, last_id, entries_read)
+        self.bound_entries_read(group)
         self.groups[name] = group
         return group
+
+    def bound_entries_read(self, group: ConsumerGroup) -> None:
+        """A group cannot have read more entries than were ever added: an ENTRIESREAD beyond
+        entries_added (XGROUP CREATE / SETID) is lowered to it, as Redis 8 does, rather than
+        kept to report a negative lag."""
+        if group.entries_read is not None and group.entries_read > self.entries_added:
+            group.entries_read = self.entries_added
 
     def get_group(self, name: bytes) -> ConsumerGroup | None:
         return self.groups.get(name)

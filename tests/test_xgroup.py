@@ -66,7 +66,8 @@ def test_create_requires_key_unless_mkstream(raw_r):
     # MKSTREAM on an existing key does not reset it
     assert err(raw_r, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM") == "BUSYGROUP Consumer Group name already exists"
     raw_r.execute_command("XGROUP", "CREATE", "s", "g2", "5-5", "MKSTREAM", "ENTRIESREAD", "2")
-    assert groups(raw_r)[b"g2"][b"entries-read"] == 2
+    # Redis 8 lowers an ENTRIESREAD beyond entries-added (0 here) to it
+    assert groups(raw_r)[b"g2"][b"entries-read"] == 0
 
 
 def test_create_option_errors(raw_r):

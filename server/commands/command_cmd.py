@@ -176,6 +176,8 @@ def keys_with_flags(cmd: Command, argv: list[bytes]) -> list[tuple[int, list[str
         except (ErrorReply, IndexError, ValueError):
             return None
         default = _key_flag_names(specs[0]["flags"]) if specs else list(_derived_key_flags(cmd))
+        # What the finder returns are the keys themselves: the spec's caveats are not theirs.
+        default = [f for f in default if f != "incomplete" and f != "variable_flags"]
         return [(i, flags_at.get(i, default)) for i in positions]
     if not spec_ok:
         return None

@@ -153,6 +153,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
     assert s is not None and g is not None
     spec = parse_group_id(argv[4], setid=True)
     g.set_id(spec if isinstance(spec, int) else s.last_id, entries_read)
+    s.bound_entries_read(g)
     _touch_dirty(client)
     if client.effects.active:
         client.propagate(position_effect(argv[2], g))

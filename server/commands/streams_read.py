@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import encode
 from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply, Raw
+from protocol.stream_resp import append_run, entry_reply, reply_end, reply_start
 from server.blocking import Block
 from server.command_table import command, key_spec, streams_key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
 from server.keyspace import now_ms
-from streams import Stream, format_id
+from streams import Consumer, ConsumerGroup, Stream, format_id
 from streams.ids import parse_range_end, parse_range_start, parse_read_id
 
 if TYPE_CHECKING:
@@ -29,10 +30,17 @@ _GROUP_ONLY = ErrorReply("ERR The GROUP option is only supported by XREADGROUP. 
                          "instead.")
 _NOACK_ONLY = ErrorReply("ERR The NOACK option is only supported by XREADGROUP. You called XREAD "
                          "instead.")
+MAXCOUNT_NOT_POSITIVE = ErrorReply("ERR MAXCOUNT must be positive")
+MAXSIZE_NOT_POSITIVE = ErrorReply("ERR MAXSIZE must be positive")
+MAXCOUNT_BELOW_COUNT = ErrorReply("ERR MAXCOUNT must be greater than or equal to COUNT")
 
 
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
 _COUNT_ARG = {"token": "COUNT", "name": "count", "type": "integer", "optional": True}
+MAXCOUNT_ARG = {"token": "MAXCOUNT", "name": "maxcount", "type": "integer", "optional": True,
+                "since": "8.10.0"}
+MAXSIZE_ARG = {"token": "MAXSIZE", "name": "maxsize", "type": "integer", "optional": True,
+               "since": "8.10.0"}
 
 
 # --- XLEN --------------------------------------------------------------------------------------
@@ -111,7 +119,8 @@ def xread_key_positions(argv: list[bytes]) -> list[int]:
     streams = -1
     while i < argc:
         opt = argv[i].lower()
-        if opt == b"block" or opt == b"count":
+        if opt == b"block" or opt == b"count" or opt == b"maxcount" or opt == b"maxsize" \
+                or opt == b"claim":
             i += 2
         elif opt == b"group":
             i += 3
@@ -162,6 +171,166 @@ def xread_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
     return Raw(b"".join(parts))
 
 
+# --- MAXCOUNT / MAXSIZE ---------------------------------------------------------------------
+
+
+def parse_limit(arg: bytes, not_positive: ErrorReply) -> int:
+    """MAXCOUNT's or MAXSIZE's value: a positive integer."""
+    n = parse_int(arg)
+    if n <= 0:
+        raise not_positive
+    return n
+
+
+_FIRST_CHUNK = 8  # entries measured first under MAXSIZE, then twice as many each time
+
+
+class ReplyBudget:
+    """What MAXCOUNT and MAXSIZE leave of one XREAD / XREADGROUP reply, spent stream by stream
+    in the order the streams were named.
+
+    MAXCOUNT caps the entries of all streams together: each stream gets at most what is left of
+    it (and at most COUNT), and once none is left the streams after are not read at all. MAXSIZE
+    is a soft cap on the reply's bytes, checked before each entry as Redis checks its output
+    counter: an entry is sent while the bytes written so far are under the cap, so the entry
+    that crosses it is sent whole, and the first entry of the reply always is. Bytes are counted
+    as Redis counts them at that point: array lengths it only writes once a stream (or the
+    reply) is complete do not count yet, the RESP2 pair around a key and the key itself do.
+    """
+
+    __slots__ = ("maxcount", "maxsize", "emitted", "used", "resp3")
+
+    def __init__(self, maxcount: int, maxsize: int, resp3: bool) -> None:
+        self.maxcount = maxcount  # 0: no cap
+        self.maxsize = maxsize  # 0: no cap
+        self.emitted = 0  # entries sent so far, all streams
+        self.used = 0  # reply bytes written so far
+        self.resp3 = resp3
+
+    def exhausted(self) -> bool:
+        """Nothing more may be sent: the streams not read yet are left out of the reply."""
+        if self.maxcount and self.emitted >= self.maxcount:
+            return True
+        return self.maxsize > 0 and self.emitted > 0 and self.used >= self.maxsize
+
+    def open_stream(self, key: bytes) -> None:
+        """A stream's key is written (before its entries)."""
+        if self.maxsize:
+            n = len(key)
+            self.used += len(b"$%d\r\n" % n) + n + 2 + (0 if self.resp3 else 4)
+
+    def cap(self, count: int | None) -> int | None:
+        """The per-stream count left by MAXCOUNT (None: no limit)."""
+        if not self.maxcount:
+            return count
+        left = self.maxcount - self.emitted
+        return left if count is None or count > left else count
+
+    def _fits(self, size: int) -> bool:
+        if self.emitted and self.used >= self.maxsize:
+            return False
+        self.used += size
+        self.emitted += 1
+        return True
+
+    def take_after(self, s: Stream, after: int, count: int | None,
+                   keep: list[bytes] | None = None) -> int:
+        """How many of the entries after `after` (at most `count`) are sent; they are spent.
+
+        Under MAXSIZE each entry's encoding is measured, in chunks that double from a few
+        entries: the cap usually binds long before the end of a backlog. The encodings of the
+        entries taken are appended to `keep` when given (stream_resp's per-entry pieces)."""
+        if not self.maxsize:
+            n = 0
+            for run in s.runs_after(after, count):
+                n += run.hi - run.lo
+            self.emitted += n
+            return n
+        taken = 0
+        chunk = _FIRST_CHUNK
+        scratch: list[bytes] = []
+        while count is None or taken < count:
+            want = chunk if count is None or count - taken > chunk else count - taken
+            runs = s.runs_after(after, want)
+            got = 0
+            for run in runs:
+                each: list[bytes] = []
+                append_run(scratch, run, False, each)
+                if scratch:  # the run's last entry
+                    each.append(b"".join(scratch))
+                    del scratch[:]
+                for piece in each:
+                    # An entry's encoding starts with the CRLF before it and lacks its own:
+                    # as long as the bytes it adds to the reply.
+                    if not self._fits(len(piece)):
+                        return taken
+                    taken += 1
+                    if keep is not None:
+                        keep.append(piece)
+                got += run.hi - run.lo
+            if got < want:
+                break  # the stream's end
+            after = runs[-1].ids()[-1]
+            chunk *= 2
+        return taken
+
+    def take_history(self, g: ConsumerGroup, s: Stream, c: Consumer, after: int,
+                     count: int | None) -> int:
+        """How many of the consumer's pending entries after `after` (at most `count`) are sent;
+        they are spent. A pending entry deleted from the stream is sent with a nil."""
+        if not self.maxsize:
+            n = len(g.peek_history(s, c, after, count))
+            self.emitted += n
+            return n
+        resp3 = self.resp3
+        taken = 0
+        chunk = _FIRST_CHUNK
+        while count is None or taken < count:
+            want = chunk if count is None or count - taken > chunk else count - taken
+            entries = g.peek_history(s, c, after, want)
+            for eid, fields in entries:
+                reply = entry_reply(eid, NULL_ARRAY if fields is None else fields)
+                if not self._fits(len(encode(reply, resp3))):
+                    return taken
+                taken += 1
+            if len(entries) < want:
+                break
+            after = entries[-1][0]
+            chunk *= 2
+        return taken
+
+
+def _serve_budget(cache: EntryCache, keys: list[bytes], values: list[Stream | None],
+                  after: list[int], count: int | None,
+                  budget: ReplyBudget) -> list[tuple[bytes, Any]]:
+    """`_serve` under MAXCOUNT / MAXSIZE."""
+    served: list[tuple[bytes, Any]] = []
+    for j in range(len(keys)):
+        s = values[j]
+        if s is None:
+            continue
+        if budget.exhausted():
+            break
+        if not s.runs_after(after[j], 1):
+            continue  # nothing to read: neither the key nor any bytes
+        key = keys[j]
+        budget.open_stream(key)
+        # Under MAXSIZE the entries were encoded to be measured: the reply is made of those.
+        pieces: list[bytes] | None = [] if budget.maxsize else None
+        n = budget.take_after(s, after[j], budget.cap(count), pieces)
+        if n == 0:
+            # The key was written before the cap was found reached: Redis sends it with no
+            # entries then.
+            served.append((key, []))
+        elif pieces is not None:
+            parts = reply_start(n)
+            parts += pieces
+            served.append((key, reply_end(parts)))
+        else:
+            served.append((key, cache.reply(s.runs_after(after[j], n), False)))
+    return served
+
+
 def _serve(cache: EntryCache, keys: list[bytes], values: list[Stream | None], after: list[int],
            count: int | None) -> list[tuple[bytes, Any]]:
     """Read every stream among `values` (the keys' values, None when missing) after its ID."""
@@ -182,9 +351,14 @@ def _serve(cache: EntryCache, keys: list[bytes], values: list[Stream | None], af
          summary="Returns messages from multiple streams with IDs greater than the ones "
          "requested. Blocks until a message is available otherwise.",
          complexity="", key_finder=xread_key_positions,
-         key_specs=streams_key_spec(1),
+         key_specs=streams_key_spec(1, "Incomplete because a stream key named STREAMS (or "
+                                    "options before it) can shift the STREAMS keyword; fall "
+                                    "back to xreadGetKeys"),
+         history=(("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options."),),
          arguments=(
              _COUNT_ARG,
+             MAXCOUNT_ARG,
+             MAXSIZE_ARG,
              {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},
              {"name": "streams", "token": "STREAMS", "type": "block", "arguments": (
                  {"name": "key", "type": "key", "key_spec_index": 0, "multiple": True},
@@ -194,6 +368,7 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     timeout = -1  # no BLOCK
     count = 0
+    maxcount = maxsize = 0
     streams_at = 0
     i = 1
     while i < argc:
@@ -210,6 +385,12 @@ def xread(client: Client, argv: list[bytes]) -> Any:
             if (argc - streams_at) & 1:
                 raise _UNBALANCED
             break
+        elif opt == b"maxcount" and more:
+            maxcount = parse_limit(argv[i + 1], MAXCOUNT_NOT_POSITIVE)
+            i += 1
+        elif opt == b"maxsize" and more:
+            maxsize = parse_limit(argv[i + 1], MAXSIZE_NOT_POSITIVE)
+            i += 1
         elif opt == b"group" and i + 2 < argc:
             raise _GROUP_ONLY
         elif opt == b"noack":
@@ -219,6 +400,8 @@ def xread(client: Client, argv: list[bytes]) -> Any:
         i += 1
     if not streams_at:
         raise SYNTAX_ERROR
+    if maxcount and maxcount < count:
+        raise MAXCOUNT_BELOW_COUNT
     n = (argc - streams_at) // 2
     keys = argv[streams_at:streams_at + n]
     db = client.db
@@ -233,7 +416,11 @@ def xread(client: Client, argv: list[bytes]) -> Any:
             spec = 0 if s is None else s.resolve_read_id(spec)
         after.append(spec)
         values.append(s)
-    served = _serve(client.server.entry_cache, keys, values, after, count or None)
+    if maxcount or maxsize:
+        served = _serve_budget(client.server.entry_cache, keys, values, after, count or None,
+                               ReplyBudget(maxcount, maxsize, client.resp3))
+    else:
+        served = _serve(client.server.entry_cache, keys, values, after, count or None)
     if served:
         return xread_reply(client, served)
     if timeout < 0:

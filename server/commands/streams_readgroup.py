@@ -31,9 +31,20 @@ from server.commands.stream_propagate import (
     position_effect,
     propagate_deliveries,
 )
-from server.commands.streams_read import parse_block_timeout, xread_key_positions, xread_reply
+from server.commands.streams_read import (
+    MAXCOUNT_ARG,
+    MAXCOUNT_BELOW_COUNT,
+    MAXCOUNT_NOT_POSITIVE,
+    MAXSIZE_ARG,
+    MAXSIZE_NOT_POSITIVE,
+    ReplyBudget,
+    parse_block_timeout,
+    parse_limit,
+    xread_key_positions,
+    xread_reply,
+)
 from server.keyspace import now_ms
-from streams import NEW, ConsumerGroup, Stream, format_id, nogroup_xreadgroup, parse_read_id
+from streams import NEW, Consumer, ConsumerGroup, Stream, format_id, nogroup_xreadgroup, parse_read_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -48,7 +59,7 @@ _CLAIM_MIN_IDLE = ErrorReply("ERR Invalid min-idle-time argument for XREADGROUP"
 
 def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes], group: bytes,
           consumer: bytes, count: int | None, noack: bool,
-          claim: int = -1) -> list[tuple[bytes, Any]]:
+          claim: int = -1, budget: ReplyBudget | None = None) -> list[tuple[bytes, Any]]:
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
     history reads always appear in the reply, `>` reads only when they deliver something.
     `claim` >= 0 is CLAIM's min-idle-time (a `>` read claims idle pending entries first)."""
@@ -65,7 +76,10 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     served: list[tuple[bytes, Any]] = []  # per key: entries, or their reply pre-encoded (Raw)
     dirty = 0
     logging = client.effects.active
+    limit = count
     for key, s, g, spec in targets:
+        if budget is not None and budget.exhausted():
+            break  # MAXCOUNT / MAXSIZE spent: the streams after are not read, nor touched
         # Consumers are created (and their seen-time set) even when nothing is served, so a
         # blocking reader shows up in XINFO CONSUMERS while it waits, as in Redis.
         c, created = g.touch_consumer(consumer, now)
@@ -73,11 +87,23 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
             dirty += 1
             if logging:
                 client.propagate(consumer_effect(key, g, consumer))
+        if budget is not None and claim < 0:
+            limit = _budget_limit(budget, key, s, g, c, spec, count)
+            if limit == 0:
+                served.append((key, []))
+                continue
+        elif budget is not None:
+            # With CLAIM, MAXCOUNT caps claimed and new entries together (MAXSIZE is not
+            # measured on CLAIM reads).
+            limit = budget.cap(count)
         if spec is NEW and claim >= 0:
-            if _claim_and_read(client, key, s, g, c, count, noack, claim, now, served):
+            changed, n = _claim_and_read(client, key, s, g, c, limit, noack, claim, now, served)
+            if changed:
                 dirty += 1
+            if budget is not None:
+                budget.emitted += n
         elif spec is NEW:
-            runs, eids = g.deliver_new(s, c, count, noack, now)
+            runs, eids = g.deliver_new(s, c, limit, noack, now)
             if eids:
                 served.append((key, runs_reply(runs)))
                 dirty += 1
@@ -87,7 +113,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
                     client.propagate(position_effect(key, g))
         else:
             # A pending entry deleted from the stream comes with a null array for its fields.
-            history = g.read_history(s, c, spec, count, now)
+            history = g.read_history(s, c, spec, limit, now)
             served.append((key, entries_reply(history, NULL_ARRAY)))
             if logging and history:
                 # Delivery counts and times moved on: log them, or a restart would lose them.
@@ -100,10 +126,10 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
 
 def _claim_and_read(client: Client, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer,
                     count: int | None, noack: bool, min_idle: int, now: int,
-                    served: list[tuple[bytes, Any]]) -> bool:
+                    served: list[tuple[bytes, Any]]) -> tuple[bool, int]:
     """A `>` read with CLAIM: idle pending entries first (NOACK does not apply to them: they
-    stay pending, now for this consumer), then new ones up to COUNT in all. True if the group
-    changed."""
+    stay pending, now for this consumer), then new ones up to COUNT in all. Whether the group
+    changed, and how many entries were served."""
     dropped: list[int] = []
     claimed = g.claim_idle(s, c, min_idle, count, now, dropped)
     runs: list[Any] = []
@@ -123,7 +149,7 @@ def _claim_and_read(client: Client, key: bytes, s: Stream, g: ConsumerGroup, c: 
             if not noack:
                 propagate_deliveries(client, key, g, eids)
             client.propagate(position_effect(key, g))
-    return bool(claimed or eids or dropped)
+    return bool(claimed or eids or dropped), len(claimed) + len(eids)
 
 
 def _wake_when_claimable(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
@@ -153,6 +179,21 @@ def _wake_when_claimable(client: Client, db: Database, keys: list[bytes], id_arg
                                            db.index, first_key)
 
 
+def _budget_limit(budget: ReplyBudget, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer,
+                  spec: Any, count: int | None) -> int | None:
+    """How many entries this stream may send under MAXCOUNT / MAXSIZE (spent now; None: no
+    limit). 0 only when nothing may be sent although the stream is in the reply: a history read,
+    or the key written before MAXSIZE was found reached (Redis sends the key then too)."""
+    limit = budget.cap(count)
+    if spec is NEW:
+        if s.last_id <= g.last_id or not s.runs_after(g.last_id, 1):
+            return limit  # nothing new: no entry, no key
+        budget.open_stream(key)
+        return budget.take_after(s, g.last_id, limit)
+    budget.open_stream(key)
+    return budget.take_history(g, s, c, spec, limit)
+
+
 @command("xreadgroup", -7, "write blocking", group="stream", since="5.0.0",
          summary="Returns new or historical messages from a stream for a consumer in a group. "
          "Blocks until a message is available otherwise.",
@@ -161,11 +202,17 @@ def _wake_when_claimable(client: Client, db: Database, keys: list[bytes], id_arg
          "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time "
          "in order to serve the N clients blocked on the stream getting new data.",
          key_finder=xread_key_positions,
-         key_specs=streams_key_spec(4),
+         key_specs=streams_key_spec(4, "Incomplete because a consumer/group named STREAMS (or "
+                                    "options before GROUP) can shift the STREAMS keyword; fall "
+                                    "back to xreadGetKeys"),
+         history=(("8.4.0", "Added the `CLAIM` option."),
+                  ("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options.")),
          arguments=(
              {"token": "GROUP", "name": "group-block", "type": "block", "arguments": (
                  {"name": "group", "type": "string"}, {"name": "consumer", "type": "string"})},
              {"token": "COUNT", "name": "count", "type": "integer", "optional": True},
+             MAXCOUNT_ARG,
+             MAXSIZE_ARG,
              {"token": "BLOCK", "name": "milliseconds", "type": "integer", "optional": True},
              {"token": "CLAIM", "name": "min-idle-time", "type": "integer", "optional": True},
              {"name": "noack", "token": "NOACK", "type": "pure-token", "optional": True},
@@ -177,6 +224,7 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     timeout = -1  # no BLOCK
     count = 0
+    maxcount = maxsize = 0
     noack = False
     claim = -1
     group = consumer = None
@@ -202,6 +250,12 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
             if (argc - streams_at) & 1:
                 raise _UNBALANCED
             break
+        elif opt == b"maxcount" and more:
+            i += 1
+            maxcount = parse_limit(argv[i], MAXCOUNT_NOT_POSITIVE)
+        elif opt == b"maxsize" and more:
+            i += 1
+            maxsize = parse_limit(argv[i], MAXSIZE_NOT_POSITIVE)
         elif opt == b"noack":
             noack = True
         elif opt == b"claim" and more:
@@ -216,12 +270,15 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
         raise SYNTAX_ERROR
     if group is None or consumer is None:
         raise _MISSING_GROUP
+    if maxcount and maxcount < count:
+        raise MAXCOUNT_BELOW_COUNT
     n = (argc - streams_at) >> 1
     keys = argv[streams_at:streams_at + n]
     id_args = argv[streams_at + n:]
     db = client.db
     limit = count or None
-    served = _read(client, db, keys, id_args, group, consumer, limit, noack, claim)
+    budget = ReplyBudget(maxcount, maxsize, client.resp3) if maxcount or maxsize else None
+    served = _read(client, db, keys, id_args, group, consumer, limit, noack, claim, budget)
     if served:
         return xread_reply(client, served)
     if timeout < 0:
