@@ -452,8 +452,10 @@ def test_command_docs_and_info(r) -> None:
         assert names == [b"key", b"group", b"mode", b"ids", b"count", b"force"]
         xrg = as_map(plain_r.execute_command("COMMAND", "DOCS", "XREADGROUP")[1])
         args = [as_map(a) for a in xrg[b"arguments"]]
-        assert [a.get(b"token") for a in args][:5] == [b"GROUP", b"COUNT", b"BLOCK", b"CLAIM", b"NOACK"]
-        assert args[3][b"name"] == b"min-idle-time" and args[3][b"type"] == b"integer"
+        assert [a.get(b"token") for a in args][:7] == [b"GROUP", b"COUNT", b"MAXCOUNT", b"MAXSIZE",
+                                                       b"BLOCK", b"CLAIM", b"NOACK"]
+        assert args[5][b"name"] == b"min-idle-time" and args[5][b"type"] == b"integer"
+        assert [b"8.4.0", b"Added the `CLAIM` option."] in xrg[b"history"]
     finally:
         plain_r.close()
 
