@@ -38,7 +38,9 @@ def _stream(client: Client, key: bytes) -> Stream:
 
 _ID_FIELDS = frozenset(("last-generated-id", "max-deleted-entry-id", "recorded-first-entry-id"))
 _HEAD_FIELDS = ("length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id",
-                "max-deleted-entry-id", "entries-added", "recorded-first-entry-id")
+                "max-deleted-entry-id", "entries-added", "recorded-first-entry-id",
+                "idmp-duration", "idmp-maxsize", "pids-tracked", "iids-tracked", "iids-added",
+                "iids-duplicates")
 
 
 def _head(d: dict[str, Any]) -> dict[bytes, Any]:
@@ -76,6 +78,7 @@ def _group_full(d: dict[str, Any]) -> dict[bytes, Any]:
              {"token": "COUNT", "name": "count", "type": "integer", "optional": True})}))
 def xinfo_stream(client: Client, argv: list[bytes]) -> Any:
     s = _stream(client, argv[2])  # the key is looked up before the options are checked
+    s.idmp.expire_all(now_ms())  # the IDMP counts are of the pairs still remembered
     optc = len(argv) - 3
     if optc == 0:
         info = s.info()
