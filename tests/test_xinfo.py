@@ -145,7 +145,7 @@ def test_full_output(raw_rc):
     _full_fixture(raw_rc)
     raw = raw_rc.execute_command("XINFO", "STREAM", "x", "FULL")
     if not isinstance(raw, dict):
-        assert len(raw) == 18
+        assert len(raw) == 30
     d = full(raw_rc)
     assert list(d) == FULL_FIELDS
     assert d[b"length"] == 4
