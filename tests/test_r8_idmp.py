@@ -528,7 +528,7 @@ def test_pure_engine_bounds_memory_per_producer() -> None:
     t = Idempotency(duration=100, maxsize=3)
     now = 5_000_000
     for n in range(1000):
-        t.record(b"p", b"%d" % n, (now << 64) + n, now)
+        t.record(b"p", b"%d" % n, (now << 64) + n)
     assert t.tracked == 3 and len(t.producers[b"p"].ids) == 3 and len(t.producers[b"p"].order) == 3
     assert t.find(b"p", b"999", now) == (now << 64) + 999 and t.find(b"p", b"996", now) is None
     assert t.added == 1000 and t.duplicates == 1

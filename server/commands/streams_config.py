@@ -97,7 +97,7 @@ def xidmprecord(client: Client, argv: list[bytes]) -> Any:
     seen = tracker.recorded(pid, iid, now)
     if seen is not None:
         return OK if seen == eid else _OTHER_ENTRY
-    tracker.record(pid, iid, eid, now)
+    tracker.record(pid, iid, eid)
     client.db.signal_modified(key)
     client.propagate(argv)
     return OK

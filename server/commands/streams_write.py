@@ -279,7 +279,7 @@ def _xadd_idempotent(client: Client, args: TrimArgs, key: bytes, s: Stream, crea
     if seen is not None:
         return format_id(seen)
     eid = s.add(fields, now_ms=now)
-    tracker.record(pid, iid, eid, now)
+    tracker.record(pid, iid, eid)
     if args.trims:
         s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
     db = client.db
