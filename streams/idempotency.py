@@ -41,10 +41,13 @@ def auto_iid(fields: Sequence[bytes]) -> bytes:
     hash the same bytes. The raw 16-byte digest is the ID (IDs are binary-safe): half the memory
     of its hex form.
     """
-    parts: list[bytes] = []
-    for field, value in sorted(zip(fields[0::2], fields[1::2], strict=True)):
-        parts += (b"%d:" % len(field), field, b"%d:" % len(value), value)
-    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
+    if len(fields) == 2:  # the usual single pair: nothing to sort
+        field, value = fields[0], fields[1]
+        data = b"%d:%b%d:%b" % (len(field), field, len(value), value)
+    else:
+        data = b"".join([b"%d:%b%d:%b" % (len(field), field, len(value), value)
+                         for field, value in sorted(zip(fields[0::2], fields[1::2], strict=True))])
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class Idempotency:

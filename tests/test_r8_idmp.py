@@ -367,6 +367,10 @@ def test_command_info_and_docs(r: redis.Redis) -> None:
     assert [as_map(a)[b"display_text"] for a in blocks[1][b"arguments"]][1:] == \
         [b"producer-id", b"idempotent-id"]
     assert [b"8.6.0", b"Added the `IDMPAUTO` and `IDMP` options."] in xadd[b"history"]
+    xinfo = as_map(as_map(raw.execute_command("COMMAND", "DOCS", "xinfo|stream"))[b"xinfo|stream"])
+    assert xinfo[b"history"][-1] == [
+        b"8.6.0", b"Added the `idmp-duration`, `idmp-maxsize`, `pids-tracked`, `iids-tracked`, "
+        b"`iids-added` and `iids-duplicates` fields for IDMP tracking."]
 
 
 def plain_client(r: redis.Redis) -> redis.Redis:

@@ -1,6 +1,7 @@
 """XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS and XINFO HELP.
 
-Every reply is a map (a flat array in RESP2) with Redis 7.4's field names in Redis's order;
+Every reply is a map (a flat array in RESP2) with Redis's field names in Redis's order (XINFO
+STREAM with the idempotent-producer fields Redis 8.6 added after recorded-first-entry-id);
 IDs are formatted "ms-seq" and unknown values (entries-read, lag, an empty stream's first and
 last entry) are nil.
 """
@@ -72,7 +73,9 @@ def _group_full(d: dict[str, Any]) -> dict[bytes, Any]:
          history=(("6.0.0", "Added the `FULL` modifier."),
                   ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, "
                    "`recorded-first-entry-id`, `entries-read` and `lag` fields"),
-                  ("7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`.")),
+                  ("7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`."),
+                  ("8.6.0", "Added the `idmp-duration`, `idmp-maxsize`, `pids-tracked`, "
+                   "`iids-tracked`, `iids-added` and `iids-duplicates` fields for IDMP tracking.")),
          arguments=(_KEY, {"name": "full-block", "type": "block", "optional": True, "arguments": (
              {"name": "full", "token": "FULL", "type": "pure-token"},
              {"token": "COUNT", "name": "count", "type": "integer", "optional": True})}))
