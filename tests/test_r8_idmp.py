@@ -539,6 +539,11 @@ def test_pure_engine_bounds_memory_per_producer() -> None:
     # Expiry drops from the front only, and the producer with its last pair.
     assert t.find(b"p", b"999", now + 100_000) is None
     assert t.producers == {} and t.tracked == 0
+    # Producers that stop sending are swept as new ones arrive: memory follows the live ones.
+    for n in range(10_000):
+        ms = now + n * 1000  # one new producer a second, each sending once
+        t.record(b"p%d" % n, b"i", (ms << 64))
+    assert len(t.producers) <= 2 * 100 + 64 and t.tracked == len(t.producers)
 
 
 def test_pipelined_idempotent_producer_matches_one_by_one(server_factory) -> None:
