@@ -433,15 +433,17 @@ def test_restart_replays_the_log_exactly(server_factory) -> None:
     log = aof_path(srv).read_bytes()
     assert b"XIDMPRECORD" in log and b"IDMP\r\n" not in log  # Redis 8 refuses IDMP with an ID
     srv2 = restart(srv)
-    r = redis.Redis(port=srv2.port)
-    # The log recreates every pair and counter, duplicates counted by the commands only.
-    after = {k: idmp_info(r, k) for k in ("s", "cfg", "t")}
-    for k in before:
-        before[k][b"iids-duplicates"] = after[k][b"iids-duplicates"] = 0
-    assert after == before
-    _check(r, ids)
-    assert r.xadd("t", {"f": "x"}, idmp=("p", b"t")) == ids["trimmed"]
-    srv2.cleanup()
+    try:
+        r = redis.Redis(port=srv2.port)
+        # The log recreates every pair and counter, duplicates counted by the commands only.
+        after = {k: idmp_info(r, k) for k in ("s", "cfg", "t")}
+        for k in before:
+            before[k][b"iids-duplicates"] = after[k][b"iids-duplicates"] = 0
+        assert after == before
+        _check(r, ids)
+        assert r.xadd("t", {"f": "x"}, idmp=("p", b"t")) == ids["trimmed"]
+    finally:
+        srv2.cleanup()
 
 
 def test_rewrite_and_debug_reload_keep_the_pairs(server_factory) -> None:
@@ -456,13 +458,15 @@ def test_rewrite_and_debug_reload_keep_the_pairs(server_factory) -> None:
     log = aof_path(srv).read_bytes()
     assert b"XCFGSET" in log and b"XIDMPRECORD" in log
     srv2 = restart(srv)
-    r = redis.Redis(port=srv2.port)
-    _check(r, ids)
-    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
-    _check(r, ids)
-    # The pair whose entry was trimmed away cannot be written as a command Redis accepts.
-    assert idmp_info(r, "t")[b"pids-tracked"] == 0
-    srv2.cleanup()
+    try:
+        r = redis.Redis(port=srv2.port)
+        _check(r, ids)
+        assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+        _check(r, ids)
+        # The pair whose entry was trimmed away cannot be written as a command Redis accepts.
+        assert idmp_info(r, "t")[b"pids-tracked"] == 0
+    finally:
+        srv2.cleanup()
 
 
 def test_rewrite_keeps_each_pairs_expiry(server_factory) -> None:
