@@ -368,8 +368,10 @@ def _raw(port: int, db: int, *argv: bytes) -> Any:
     return reply
 
 
-# XINFO fields of Redis 8 that the Redis 7.0 this is compared with does not have.
-REDIS8_FIELDS = frozenset({b"nacked-count"})
+# XINFO fields of Redis 8 that the Redis 7.0 this is compared with does not have: the idempotent
+# producers' (8.6) and nacked-count (8.8).
+REDIS8_FIELDS = frozenset({b"nacked-count", b"idmp-duration", b"idmp-maxsize", b"pids-tracked",
+                           b"iids-tracked", b"iids-added", b"iids-duplicates"})
 
 
 def dataset(port: int) -> dict:

@@ -14,8 +14,9 @@ from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
-from streams import ACKED, DELREF, KEEPREF, Stream, check_xsetid_args
+from streams import ACKED, DELREF, KEEPREF, Stream, StreamError, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
+from streams.idempotency import auto_iid
 from streams.ids import format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
 
 if TYPE_CHECKING:
@@ -40,6 +41,11 @@ _NUMIDS_MISMATCH = ErrorReply("ERR The `numids` parameter must match the number 
 # KEEPREF / DELREF / ACKED, as the tokens read and as logged.
 _POLICIES = {b"keepref": KEEPREF, b"delref": DELREF, b"acked": ACKED}
 _POLICY_TOKENS = {KEEPREF: b"KEEPREF", DELREF: b"DELREF", ACKED: b"ACKED"}
+_IDMP_TWICE = ErrorReply("ERR IDMP/IDMPAUTO specified multiple times")
+_IDMP_EXPLICIT_ID = ErrorReply("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs")
+_IDMP_NO_PID = ErrorReply("ERR IDMP requires a non-empty producer ID")
+_IDMP_NO_IID = ErrorReply("ERR IDMP requires a non-empty idempotent ID")
+_IDMPAUTO_NO_PID = ErrorReply("ERR IDMPAUTO requires a non-empty producer ID")
 
 
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
@@ -75,10 +81,12 @@ class TrimArgs:
     `maxlen` / `minid`: the strategy (at most one is set); `limit` None means LIMIT was not given
     (the engine then picks the `~` default); `policy` is KEEPREF, DELREF or ACKED; `id_pos` is
     XADD's ID position; `id` is None for `*`, else (id, seq_given) as
-    `streams.ids.parse_xadd_id` returns it.
+    `streams.ids.parse_xadd_id` returns it; `idmp` is XADD's (producer ID, idempotent ID), the
+    idempotent ID None for IDMPAUTO.
     """
 
-    __slots__ = ("maxlen", "minid", "approx", "limit", "policy", "nomkstream", "id_pos", "id")
+    __slots__ = ("maxlen", "minid", "approx", "limit", "policy", "nomkstream", "id_pos", "id",
+                 "idmp")
 
     def __init__(self) -> None:
         self.maxlen: int | None = None
@@ -89,6 +97,7 @@ class TrimArgs:
         self.nomkstream = False
         self.id_pos = 0
         self.id: tuple[int, bool] | None = None
+        self.idmp: tuple[bytes, bytes | None] | None = None
 
     @property
     def trims(self) -> bool:
@@ -144,6 +153,8 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) ->
             args.nomkstream = True
         elif low in _POLICIES:
             args.policy = _POLICIES[low]  # a repeated policy: the last one counts
+        elif xadd and (low == b"idmp" and more >= 2 or low == b"idmpauto" and more):
+            i = _parse_idmp(args, argv, i, low == b"idmpauto")
         elif xadd:
             args.id = parse_xadd_id(opt)  # anything else must be the ID
             break
@@ -151,6 +162,8 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) ->
             raise SYNTAX_ERROR
         i += 1
     args.id_pos = i
+    if args.idmp is not None and args.id is not None:
+        raise _IDMP_EXPLICIT_ID
     if args.limit and not args.trims:
         raise _LIMIT_NO_STRATEGY
     if not xadd and not args.trims:
@@ -160,6 +173,37 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) ->
     elif args.limit is not None and not args.approx:
         raise _LIMIT_NO_APPROX
     return args
+
+
+def _parse_idmp(args: TrimArgs, argv: list[bytes], i: int, auto: bool) -> int:
+    """`IDMPAUTO pid` or `IDMP pid iid` at argv[i]; the index of its last argument."""
+    if args.idmp is not None:
+        raise _IDMP_TWICE
+    pid = argv[i + 1]
+    if auto:
+        if not pid:
+            raise _IDMPAUTO_NO_PID
+        args.idmp = (pid, None)
+        return i + 1
+    if not pid:
+        raise _IDMP_NO_PID
+    iid = argv[i + 2]
+    if not iid:
+        raise _IDMP_NO_IID
+    args.idmp = (pid, iid)
+    return i + 2
+
+
+def _propagate_idempotent(client: Client, args: TrimArgs, key: bytes, s: Stream, eid: int,
+                          pid: bytes, iid: bytes, fields: list[bytes]) -> None:
+    """The effect of an XADD IDMP that added an entry, as commands Redis 8 accepts (it refuses
+    IDMP with an explicit ID): the entry with its ID, the pair recorded for it, then the trim —
+    after the record, which needs the entry to exist even when the trim removes it."""
+    sid = format_id(eid)
+    client.propagate([b"XADD", key, sid, *fields])
+    client.propagate([b"XIDMPRECORD", key, pid, iid, sid])
+    if args.trims:
+        client.propagate([b"XTRIM", key, *_trim_effect(args, s)])
 
 
 def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
@@ -194,12 +238,21 @@ def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
                              "trimming feature"),
          history=(("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the "
                    "`LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form."),
-                  _POLICY_HISTORY),
+                  _POLICY_HISTORY,
+                  ("8.6.0", "Added the `IDMPAUTO` and `IDMP` options.")),
          arguments=(
              _KEY_ARG,
              {"token": "NOMKSTREAM", "name": "nomkstream", "type": "pure-token", "optional": True,
               "since": "6.2.0"},
              _TRIM_POLICY_ARG,
+             {"name": "idmp", "type": "oneof", "optional": True, "arguments": (
+                 {"name": "idmpauto-with-pid", "type": "block", "arguments": (
+                     {"name": "idmpauto-token", "type": "pure-token", "token": "IDMPAUTO"},
+                     {"name": "pid", "type": "string", "display_text": "producer-id"})},
+                 {"name": "idmp-with-pid-iid", "type": "block", "arguments": (
+                     {"name": "idmp-token", "type": "pure-token", "token": "IDMP"},
+                     {"name": "pid", "type": "string", "display_text": "producer-id"},
+                     {"name": "iid", "type": "string", "display_text": "idempotent-id"})})},
              {"name": "trim", "type": "block", "optional": True, "arguments": _TRIM_ARGS},
              {"name": "id-selector", "type": "oneof", "arguments": (
                  {"name": "auto-id", "type": "pure-token", "token": "*"},
@@ -224,6 +277,9 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         if args.nomkstream:
             return None
         s = new_stream(client)
+    idmp = args.idmp
+    if idmp is not None:
+        return _xadd_idempotent(client, args, key, s, created, argv[field_pos:], idmp)
     if given is None:
         eid = s.add(argv[field_pos:], now_ms=now_ms())
     else:
@@ -249,6 +305,34 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
     return format_id(eid)
 
 
+def _xadd_idempotent(client: Client, args: TrimArgs, key: bytes, s: Stream, created: bool,
+                     fields: list[bytes], idmp: tuple[bytes, bytes | None]) -> Any:
+    """XADD IDMP / IDMPAUTO (always an auto ID): a pair the stream remembers gets the ID of the
+    entry it added, and nothing changes; otherwise the entry is added and the pair recorded."""
+    pid, iid = idmp
+    if iid is None:
+        iid = auto_iid(fields)
+    now = now_ms()
+    tracker = s.idmp
+    seen = tracker.find(pid, iid, now)
+    if seen is not None:
+        return format_id(seen)
+    eid = s.add(fields, now_ms=now)
+    tracker.record(pid, iid, eid)
+    if args.trims:
+        s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit,
+               policy=args.policy)
+    db = client.db
+    if created:
+        db.add(key, s)
+    else:
+        db.signal_modified(key)
+    client.keyspace.signal_ready(db.index, key)
+    if client.effects.active:
+        _propagate_idempotent(client, args, key, s, eid, pid, iid, fields)
+    return format_id(eid)
+
+
 @run_of("xadd")
 def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     """Consecutive `XADD key * field value ...` to one key (what producers pipeline): one
@@ -260,7 +344,7 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     first = commands[start]
     argc = len(first)
     if argc < 5 or not argc & 1 or first[2] != b"*":
-        return 0
+        return _xadd_idempotent_run(client, commands, start) if argc > 6 else 0
     name = first[0]
     key = first[1]
     end = start + 1
@@ -304,6 +388,87 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
 
 def _pending_count(s: Stream) -> int:
     return sum(len(g.pel) for g in s.groups.values())
+
+
+def _idempotent_form(argv: list[bytes], name: bytes, key: bytes) -> int:
+    """Where the fields start in `XADD key IDMP pid iid * ...` / `XADD key IDMPAUTO pid * ...`
+    (with an even number of fields, non-empty IDs), else 0: what an idempotent run takes."""
+    argc = len(argv)
+    if argc < 7 or argv[1] != key or argv[0] != name or not argv[3]:
+        return 0
+    opt = argv[2]
+    if opt == b"IDMP":
+        return 6 if argc >= 8 and not argc & 1 and argv[5] == b"*" and argv[4] else 0
+    if opt == b"IDMPAUTO":
+        return 5 if argc & 1 and argv[4] == b"*" else 0
+    return 0
+
+
+def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `XADD key IDMP pid iid * ...` / `XADD key IDMPAUTO pid * ...` to one key (an
+    idempotent producer's pipeline): one lookup, one clock reading and one ready signal, as
+    `xadd_run` does for plain XADDs. Each call gets the reply, effects and counters it would get
+    alone; anything else ends the run."""
+    first = commands[start]
+    name = first[0]
+    key = first[1]
+    n = len(commands)
+    starts: list[int] = []  # where each call's fields start
+    end = start
+    while end < n:
+        at = _idempotent_form(commands[end], name, key)
+        if not at:
+            break
+        starts.append(at)
+        end += 1
+    if end == start:
+        return 0
+    db = client.db
+    s = db.get(key)
+    created = s is None
+    if created:
+        s = new_stream(client)
+    elif type(s) is not Stream:
+        return 0  # WRONGTYPE, from the single path
+    tracker = s.idmp
+    now = now_ms()
+    effects = client.effects
+    active = effects.active
+    pending = effects.pending
+    index = db.index
+    replies: list[bytes] = []
+    added = 0
+    for argv, at in zip(commands[start:end], starts, strict=True):
+        pid = argv[3]
+        fields = argv[at:]
+        iid = argv[4] if at == 6 else auto_iid(fields)
+        eid = tracker.find(pid, iid, now)
+        if eid is not None:
+            sid = format_id(eid)
+        else:
+            try:
+                eid = s.add(fields, now_ms=now)
+            except StreamError:
+                break  # this call takes the single path, for its error
+            tracker.record(pid, iid, eid)
+            added += 1
+            sid = format_id(eid)
+            if active:
+                pending.append((index, [b"XADD", key, sid, *fields]))
+                pending.append((index, [b"XIDMPRECORD", key, pid, iid, sid]))
+        replies.append(b"$%d\r\n%b\r\n" % (len(sid), sid))
+    if not replies:
+        return 0
+    if added:
+        if created:
+            db.add(key, s)
+        else:
+            db.signal_modified(key)
+        keyspace = client.keyspace
+        keyspace.dirty += added - 1  # one change per entry added, as one by one
+        keyspace.signal_ready(db.index, key)
+    client.out.append(b"".join(replies))
+    return len(replies)
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
