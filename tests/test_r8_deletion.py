@@ -475,8 +475,9 @@ def test_command_docs(raw: RawConnection) -> None:
         assert [b"8.2.0", b"Added the `KEEPREF`, `DELREF` and `ACKED` options."] in doc[b"history"]
     # Where redis.io's syntax lines put the option: XADD key [NOMKSTREAM] [KEEPREF | DELREF |
     # ACKED] [trim] ..., XTRIM key <trim> [KEEPREF | DELREF | ACKED].
-    assert _arg_names(_docs(raw, "xadd")[b"arguments"])[:4] == \
-        [b"key", b"nomkstream", b"condition", b"trim"]
+    # XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO ... | IDMP ...] [trim] ...
+    assert _arg_names(_docs(raw, "xadd")[b"arguments"])[:5] == \
+        [b"key", b"nomkstream", b"condition", b"idmp", b"trim"]
     assert _arg_names(_docs(raw, "xtrim")[b"arguments"]) == [b"key", b"trim", b"condition"]
 
 
