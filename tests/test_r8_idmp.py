@@ -369,7 +369,7 @@ def test_command_info_and_docs(r: redis.Redis) -> None:
         [b"producer-id", b"idempotent-id"]
     assert [b"8.6.0", b"Added the `IDMPAUTO` and `IDMP` options."] in xadd[b"history"]
     xinfo = as_map(as_map(raw.execute_command("COMMAND", "DOCS", "xinfo|stream"))[b"xinfo|stream"])
-    assert xinfo[b"history"][-1] == [
+    assert xinfo[b"history"][-2] == [
         b"8.6.0", b"Added the `idmp-duration`, `idmp-maxsize`, `pids-tracked`, `iids-tracked`, "
         b"`iids-added` and `iids-duplicates` fields for IDMP tracking."]
 
