@@ -45,6 +45,7 @@ COMPILED = [
     "server/commands/streams_write.py",
     "streams/errors.py",
     "streams/groups.py",
+    "streams/idempotency.py",
     "streams/ids.py",
     "streams/pel.py",
     "streams/storage.py",

@@ -22,10 +22,10 @@ from bench.rewrite_latency import RewriteLatencyCase
 from bench.runner import run_case
 from bench.scaling import ScalingCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
-from bench.throughput import PingCase, XaddCase, XrangeCase
+from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
 
 CASES: dict[str, Case] = {c.name: c for c in
-                          [MemoryCase(), PingCase(), XaddCase(), XrangeCase(), XreadgroupCase(),
+                          [MemoryCase(), PingCase(), XaddCase(), XaddIdmpCase(), XrangeCase(), XreadgroupCase(),
                            BacklogCase(),
                            RewriteLatencyCase(), LatencyCase(), ScalingCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}

@@ -1,4 +1,5 @@
-"""Throughput with redis-benchmark: PING, XADD (1/50 clients x pipeline 1/16), XRANGE COUNT 10."""
+"""Throughput with redis-benchmark: PING, XADD (1/50 clients x pipeline 1/16), XADD IDMP / IDMPAUTO,
+XRANGE COUNT 10."""
 
 from __future__ import annotations
 
@@ -61,6 +62,39 @@ class XaddCase(RedisBenchmarkCase):
             samples[xadd_metric(clients, pipeline)] = run_redis_benchmark(
                 target, requests_for(opts, clients, pipeline), clients, pipeline,
                 command=["xadd", "s", "*", "f", "v"])
+        return samples
+
+
+IDMP_SHAPE = (50, 16)
+IDMP_COMMANDS = {
+    # Random idempotent IDs out of a million: nearly every XADD adds an entry, and each producer's
+    # pairs stay at IDMP-MAXSIZE (the default 100), one evicted per XADD, as under steady load.
+    "xadd_idmp.plain": ["xadd", "s", "*", "f", "__rand_int__"],
+    "xadd_idmp.idmp": ["xadd", "s", "IDMP", "p", "__rand_int__", "*", "f", "v"],
+    "xadd_idmp.idmpauto": ["xadd", "s", "IDMPAUTO", "p", "*", "f", "__rand_int__"],
+}
+
+
+class XaddIdmpCase(RedisBenchmarkCase):
+    """XADD with IDMP / IDMPAUTO (Redis 8.6) beside plain XADD in the same run, for their cost
+    relative to it; Redis 7 has no IDMP, so this runs on Rivulet only."""
+
+    name = "xadd-idmp"
+    metrics = [Metric(name, "ops/s", True, f"XADD {' '.join(cmd[2:-3])} ..., 50 clients, pipeline 16")
+               for name, cmd in IDMP_COMMANDS.items()]
+
+    def run(self, target: Target, opts: Options) -> dict[str, Sample]:
+        if target.name != "rivulet":
+            raise RuntimeError("XADD IDMP is Redis 8.6's: not in the Redis compared with")
+        check_command(target, "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+        clients, pipeline = IDMP_SHAPE
+        samples = {}
+        for metric, command in IDMP_COMMANDS.items():
+            with RespClient(target.port) as client:
+                client.call("FLUSHALL")
+            samples[metric] = run_redis_benchmark(
+                target, requests_for(opts, clients, pipeline), clients, pipeline,
+                command=["-r", "1000000", *command])
         return samples
 
 

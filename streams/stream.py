@@ -21,6 +21,7 @@ from .errors import (
     StreamError,
 )
 from .groups import ConsumerGroup
+from .idempotency import Idempotency
 from .ids import LAST, LAST_ENTRY, MAX_ID, MIN_ID, U64, incr_id
 from .storage import MAX_NODE_SIZE, EntryStore, Run, fields_size
 
@@ -49,10 +50,12 @@ class Stream:
     Public metadata (read it, do not assign it except through the methods):
     `last_id` (last generated ID), `max_deleted_id` (max-deleted-entry-id), `entries_added`,
     `first_id` (recorded-first-entry-id, 0 when empty), `groups` (name -> ConsumerGroup;
-    use `iter_groups()` for Redis's name order) and `length` (live entries).
+    use `iter_groups()` for Redis's name order), `length` (live entries) and `idmp` (the
+    idempotent producers' state, see `streams.idempotency`).
     """
 
-    __slots__ = ("store", "last_id", "max_deleted_id", "entries_added", "first_id", "groups")
+    __slots__ = ("store", "last_id", "max_deleted_id", "entries_added", "first_id", "groups",
+                 "idmp")
 
     def __init__(self, node_max_entries: int = 100, node_max_bytes: int = 4096) -> None:
         self.store = EntryStore(node_max_entries, node_max_bytes)
@@ -61,6 +64,7 @@ class Stream:
         self.entries_added = 0
         self.first_id = 0
         self.groups: dict[bytes, ConsumerGroup] = {}
+        self.idmp = Idempotency()
 
     def __len__(self) -> int:
         return self.store.length
@@ -74,6 +78,7 @@ class Stream:
         new.entries_added = self.entries_added
         new.first_id = self.first_id
         new.groups = {name: g.copy() for name, g in self.groups.items()}
+        new.idmp = self.idmp.copy()
         return new
 
     @property
@@ -413,4 +418,10 @@ class Stream:
             "max-deleted-entry-id": self.max_deleted_id,
             "entries-added": self.entries_added,
             "recorded-first-entry-id": self.first_id,
+            "idmp-duration": self.idmp.duration,
+            "idmp-maxsize": self.idmp.maxsize,
+            "pids-tracked": len(self.idmp.producers),
+            "iids-tracked": self.idmp.tracked,
+            "iids-added": self.idmp.added,
+            "iids-duplicates": self.idmp.duplicates,
         }

@@ -388,6 +388,19 @@ def _raw(port: int, db: int, *argv: bytes) -> Any:
     return reply
 
 
+# XINFO STREAM's fields for idempotent producers (Redis 8.6), which the Redis 7 compared with lacks.
+_IDMP_FIELDS = {b"idmp-duration", b"idmp-maxsize", b"pids-tracked", b"iids-tracked", b"iids-added",
+                b"iids-duplicates"}
+
+
+def _strip_idmp(info: list) -> list:
+    out: list = []
+    for name, value in zip(info[0::2], info[1::2], strict=True):
+        if name not in _IDMP_FIELDS:
+            out += [name, value]
+    return out
+
+
 def dataset(port: int) -> dict:
     """Every key of databases 0-3 with its type, value (streams: XINFO STREAM FULL without the
     consumers' clock readings) and absolute expiry time."""
@@ -398,7 +411,7 @@ def dataset(port: int) -> dict:
             if kind == b"string":
                 value = _raw(port, db, b"GET", key)
             else:
-                value = _strip_times(_raw(port, db, b"XINFO", b"STREAM", key, b"FULL"))
+                value = _strip_idmp(_strip_times(_raw(port, db, b"XINFO", b"STREAM", key, b"FULL")))
             out[(db, key)] = (kind, value, _raw(port, db, b"PEXPIRETIME", key))
     return out
 

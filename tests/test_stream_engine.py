@@ -524,7 +524,8 @@ class TestSetIdAndInfo:
         info = s.info()
         assert list(info) == [
             "length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id", "max-deleted-entry-id",
-            "entries-added", "recorded-first-entry-id", "groups", "first-entry", "last-entry",
+            "entries-added", "recorded-first-entry-id", "idmp-duration", "idmp-maxsize", "pids-tracked",
+            "iids-tracked", "iids-added", "iids-duplicates", "groups", "first-entry", "last-entry",
         ]
         assert info["length"] == 4 and info["radix-tree-keys"] == 3 and info["groups"] == 2
         assert info["last-generated-id"] == i("5") and info["max-deleted-entry-id"] == i("2")

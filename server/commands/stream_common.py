@@ -27,7 +27,11 @@ def get_stream(client: Client, key: bytes) -> Stream | None:
 
 def new_stream(client: Client) -> Stream:
     cfg = client.server.config
-    return Stream(cfg["stream-node-max-entries"], cfg["stream-node-max-bytes"])
+    s = Stream(cfg["stream-node-max-entries"], cfg["stream-node-max-bytes"])
+    # A stream keeps the IDMP settings it was created with (XCFGSET changes them).
+    s.idmp.duration = cfg["stream-idmp-duration"]
+    s.idmp.maxsize = cfg["stream-idmp-maxsize"]
+    return s
 
 
 @on_server_start

@@ -1,6 +1,7 @@
 """XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS and XINFO HELP.
 
-Every reply is a map (a flat array in RESP2) with Redis 7.4's field names in Redis's order;
+Every reply is a map (a flat array in RESP2) with Redis's field names in Redis's order (XINFO
+STREAM with the idempotent-producer fields Redis 8.6 added after recorded-first-entry-id);
 IDs are formatted "ms-seq" and unknown values (entries-read, lag, an empty stream's first and
 last entry) are nil.
 """
@@ -38,7 +39,9 @@ def _stream(client: Client, key: bytes) -> Stream:
 
 _ID_FIELDS = frozenset(("last-generated-id", "max-deleted-entry-id", "recorded-first-entry-id"))
 _HEAD_FIELDS = ("length", "radix-tree-keys", "radix-tree-nodes", "last-generated-id",
-                "max-deleted-entry-id", "entries-added", "recorded-first-entry-id")
+                "max-deleted-entry-id", "entries-added", "recorded-first-entry-id",
+                "idmp-duration", "idmp-maxsize", "pids-tracked", "iids-tracked", "iids-added",
+                "iids-duplicates")
 
 
 def _head(d: dict[str, Any]) -> dict[bytes, Any]:
@@ -70,12 +73,15 @@ def _group_full(d: dict[str, Any]) -> dict[bytes, Any]:
          history=(("6.0.0", "Added the `FULL` modifier."),
                   ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, "
                    "`recorded-first-entry-id`, `entries-read` and `lag` fields"),
-                  ("7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`.")),
+                  ("7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`."),
+                  ("8.6.0", "Added the `idmp-duration`, `idmp-maxsize`, `pids-tracked`, "
+                   "`iids-tracked`, `iids-added` and `iids-duplicates` fields for IDMP tracking.")),
          arguments=(_KEY, {"name": "full-block", "type": "block", "optional": True, "arguments": (
              {"name": "full", "token": "FULL", "type": "pure-token"},
              {"token": "COUNT", "name": "count", "type": "integer", "optional": True})}))
 def xinfo_stream(client: Client, argv: list[bytes]) -> Any:
     s = _stream(client, argv[2])  # the key is looked up before the options are checked
+    s.idmp.expire_all(now_ms())  # the IDMP counts are of the pairs still remembered
     optc = len(argv) - 3
     if optc == 0:
         info = s.info()

@@ -16,6 +16,7 @@ from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
 from streams import Stream, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
+from streams.idempotency import auto_iid
 from streams.ids import format_id, parse_strict_id, parse_xadd_id
 
 if TYPE_CHECKING:
@@ -34,6 +35,11 @@ _XADD_ZERO = ErrorReply(XADD_ZERO)
 _NO_SUCH_KEY = ErrorReply("ERR no such key")
 _ENTRIES_ADDED_NEGATIVE = ErrorReply(XSETID_ENTRIES_ADDED_NEGATIVE)
 _MAXDEL_GREATER = ErrorReply(XSETID_PROVIDED_MAXDEL)
+_IDMP_TWICE = ErrorReply("ERR IDMP/IDMPAUTO specified multiple times")
+_IDMP_EXPLICIT_ID = ErrorReply("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs")
+_IDMP_NO_PID = ErrorReply("ERR IDMP requires a non-empty producer ID")
+_IDMP_NO_IID = ErrorReply("ERR IDMP requires a non-empty idempotent ID")
+_IDMPAUTO_NO_PID = ErrorReply("ERR IDMPAUTO requires a non-empty producer ID")
 
 
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
@@ -54,10 +60,11 @@ class TrimArgs:
 
     `maxlen` / `minid`: the strategy (at most one is set); `limit` None means LIMIT was not given
     (the engine then picks the `~` default); `id_pos` is XADD's ID position; `id` is None for `*`,
-    else (id, seq_given) as `streams.ids.parse_xadd_id` returns it.
+    else (id, seq_given) as `streams.ids.parse_xadd_id` returns it; `idmp` is XADD's
+    (producer ID, idempotent ID), the idempotent ID None for IDMPAUTO.
     """
 
-    __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id_pos", "id")
+    __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id_pos", "id", "idmp")
 
     def __init__(self) -> None:
         self.maxlen: int | None = None
@@ -67,6 +74,7 @@ class TrimArgs:
         self.nomkstream = False
         self.id_pos = 0
         self.id: tuple[int, bool] | None = None
+        self.idmp: tuple[bytes, bytes | None] | None = None
 
     @property
     def trims(self) -> bool:
@@ -120,6 +128,8 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) ->
             i += 1
         elif xadd and low == b"nomkstream":
             args.nomkstream = True
+        elif xadd and (low == b"idmp" and more >= 2 or low == b"idmpauto" and more):
+            i = _parse_idmp(args, argv, i, low == b"idmpauto")
         elif xadd:
             args.id = parse_xadd_id(opt)  # anything else must be the ID
             break
@@ -127,6 +137,8 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) ->
             raise SYNTAX_ERROR
         i += 1
     args.id_pos = i
+    if args.idmp is not None and args.id is not None:
+        raise _IDMP_EXPLICIT_ID
     if args.limit and not args.trims:
         raise _LIMIT_NO_STRATEGY
     if not xadd and not args.trims:
@@ -136,6 +148,37 @@ def parse_add_or_trim(argv: list[bytes], xadd: bool, replaying: bool = False) ->
     elif args.limit is not None and not args.approx:
         raise _LIMIT_NO_APPROX
     return args
+
+
+def _parse_idmp(args: TrimArgs, argv: list[bytes], i: int, auto: bool) -> int:
+    """`IDMPAUTO pid` or `IDMP pid iid` at argv[i]; the index of its last argument."""
+    if args.idmp is not None:
+        raise _IDMP_TWICE
+    pid = argv[i + 1]
+    if auto:
+        if not pid:
+            raise _IDMPAUTO_NO_PID
+        args.idmp = (pid, None)
+        return i + 1
+    if not pid:
+        raise _IDMP_NO_PID
+    iid = argv[i + 2]
+    if not iid:
+        raise _IDMP_NO_IID
+    args.idmp = (pid, iid)
+    return i + 2
+
+
+def _propagate_idempotent(client: Client, args: TrimArgs, key: bytes, s: Stream, eid: int,
+                          pid: bytes, iid: bytes, fields: list[bytes]) -> None:
+    """The effect of an XADD IDMP that added an entry, as commands Redis 8 accepts (it refuses
+    IDMP with an explicit ID): the entry with its ID, the pair recorded for it, then the trim —
+    after the record, which needs the entry to exist even when the trim removes it."""
+    sid = format_id(eid)
+    client.propagate([b"XADD", key, sid, *fields])
+    client.propagate([b"XIDMPRECORD", key, pid, iid, sid])
+    if args.trims:
+        client.propagate([b"XTRIM", key, *_trim_effect(args, s)])
 
 
 def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
@@ -158,11 +201,20 @@ def _trim_effect(args: TrimArgs, s: Stream) -> list[bytes]:
          key_specs=key_spec(("RW", "UPDATE"), notes="UPDATE instead of INSERT because of the optional "
                              "trimming feature"),
          history=(("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the "
-                   "`LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form.")),
+                   "`LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form."),
+                  ("8.6.0", "Added the `IDMPAUTO` and `IDMP` options.")),
          arguments=(
              _KEY_ARG,
              {"token": "NOMKSTREAM", "name": "nomkstream", "type": "pure-token", "optional": True,
               "since": "6.2.0"},
+             {"name": "idmp", "type": "oneof", "optional": True, "arguments": (
+                 {"name": "idmpauto-with-pid", "type": "block", "arguments": (
+                     {"name": "idmpauto-token", "type": "pure-token", "token": "IDMPAUTO"},
+                     {"name": "pid", "type": "string", "display_text": "producer-id"})},
+                 {"name": "idmp-with-pid-iid", "type": "block", "arguments": (
+                     {"name": "idmp-token", "type": "pure-token", "token": "IDMP"},
+                     {"name": "pid", "type": "string", "display_text": "producer-id"},
+                     {"name": "iid", "type": "string", "display_text": "idempotent-id"})})},
              {"name": "trim", "type": "block", "optional": True, "arguments": _TRIM_ARGS},
              {"name": "id-selector", "type": "oneof", "arguments": (
                  {"name": "auto-id", "type": "pure-token", "token": "*"},
@@ -187,6 +239,9 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         if args.nomkstream:
             return None
         s = new_stream(client)
+    idmp = args.idmp
+    if idmp is not None:
+        return _xadd_idempotent(client, args, key, s, created, argv[field_pos:], idmp)
     if given is None:
         eid = s.add(argv[field_pos:], now_ms=now_ms())
     else:
@@ -208,6 +263,33 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         effect.append(format_id(eid))
         effect += argv[field_pos:]
         client.propagate(effect)
+    return format_id(eid)
+
+
+def _xadd_idempotent(client: Client, args: TrimArgs, key: bytes, s: Stream, created: bool,
+                     fields: list[bytes], idmp: tuple[bytes, bytes | None]) -> Any:
+    """XADD IDMP / IDMPAUTO (always an auto ID): a pair the stream remembers gets the ID of the
+    entry it added, and nothing changes; otherwise the entry is added and the pair recorded."""
+    pid, iid = idmp
+    if iid is None:
+        iid = auto_iid(fields)
+    now = now_ms()
+    tracker = s.idmp
+    seen = tracker.find(pid, iid, now)
+    if seen is not None:
+        return format_id(seen)
+    eid = s.add(fields, now_ms=now)
+    tracker.record(pid, iid, eid)
+    if args.trims:
+        s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit)
+    db = client.db
+    if created:
+        db.add(key, s)
+    else:
+        db.signal_modified(key)
+    client.keyspace.signal_ready(db.index, key)
+    if client.effects.active:
+        _propagate_idempotent(client, args, key, s, eid, pid, iid, fields)
     return format_id(eid)
 
 
