@@ -161,6 +161,51 @@ def resolve_idempotent_mode(opts: WriteOptions) -> str:
         r.close()
 
 
+class _OverlappedSender:
+    """Pipelines of commands on one connection, each sent before the replies of the one before
+    it are read: the server works through a pipeline while the task builds the next one, so the
+    task never waits for a whole round trip. (redis-py's pipeline reads every reply before the
+    next send, which left the task idle for the server's share of each pipeline.) At most two
+    pipelines are outstanding, so neither side's buffers grow past two pipelines' worth. Any
+    error reply fails the task, as a pipeline's would."""
+
+    def __init__(self, r: redis.Redis) -> None:
+        pool = r.connection_pool
+        try:
+            conn = pool.get_connection()
+        except TypeError:  # redis-py < 5.3 wants a command name
+            conn = pool.get_connection("XADD")
+        self.pool = pool
+        self.conn = conn
+        self.owed = 0  # replies of the pipeline in flight
+        self.clean = True
+
+    def send(self, commands: list[list[Any]]) -> None:
+        conn = self.conn
+        self.clean = False
+        # No health check once replies are owed: its PING would read one of them.
+        conn.send_packed_command(conn.pack_commands(commands), check_health=self.owed == 0)
+        self._read(self.owed)
+        self.owed = len(commands)
+        self.clean = True
+
+    def finish(self) -> None:
+        self.clean = False
+        self._read(self.owed)
+        self.owed = 0
+        self.clean = True
+
+    def _read(self, n: int) -> None:
+        read = self.conn.read_response
+        for _ in range(n):
+            read()
+
+    def release(self) -> None:
+        if not self.clean or self.owed:
+            self.conn.disconnect()  # replies left unread: the connection is unusable
+        self.pool.release(self.conn)
+
+
 class _Writer:
     """The write logic shared by the batch and streaming writers."""
 
@@ -178,16 +223,18 @@ class _Writer:
         else:
             pipe.xadd(stream, fields, id=entry_id)
 
-    def _xadd_idmp(self, pipe: Any, stream: str, pid: str, iid: str, fields: dict[str, str | bytes]
-                   ) -> None:
+    def _xadd_args(self, stream: str, entry_id: str, fields: dict[str, str | bytes],
+                   idmp: tuple[str, str] | None) -> list[Any]:
         # Spelled out rather than redis-py's xadd(idmp=...), which only redis-py 8.1+ has.
-        args: list[Any] = ["XADD", stream, "IDMP", pid, iid]
+        args: list[Any] = ["XADD", stream]
+        if idmp is not None:
+            args += ("IDMP", *idmp)
         if self.opts.maxlen is not None:
-            args += ["MAXLEN", "~", self.opts.maxlen] if self.opts.approximate else ["MAXLEN", self.opts.maxlen]
-        args.append("*")
+            args += ("MAXLEN", "~", self.opts.maxlen) if self.opts.approximate else ("MAXLEN", self.opts.maxlen)
+        args.append(entry_id)
         for item in fields.items():
             args += item
-        pipe.execute_command(*args)
+        return args
 
     def write_batches(self, batches: Iterator[pa.RecordBatch], batch_id: str) -> WriteResult:
         from pyspark import TaskContext
@@ -203,25 +250,25 @@ class _Writer:
             idmp = self.mode == "idmp"
             producer = f"{self.write_id}:{partition}:"
             written = 0
-            pipe = r.pipeline(transaction=False)
-            queued = 0
             row = 0
-            for batch in batches:
-                for stream, entry_id, fields in rows_to_commands(batch, self.layout, self.opts.stream):
-                    if idmp:
-                        self._xadd_idmp(pipe, stream, f"{producer}{row // IDMP_BLOCK}",
-                                        f"{batch_id}:{row}", fields)
+            sender = _OverlappedSender(r)
+            try:
+                queued: list[list[Any]] = []
+                for batch in batches:
+                    for stream, entry_id, fields in rows_to_commands(batch, self.layout, self.opts.stream):
+                        pair = (f"{producer}{row // IDMP_BLOCK}", f"{batch_id}:{row}") if idmp else None
                         row += 1
-                    else:
-                        self._xadd(pipe, stream, entry_id, fields)
-                    queued += 1
-                    if queued >= self.opts.pipeline_size:
-                        pipe.execute()
-                        written += queued
-                        queued = 0
-            if queued:
-                pipe.execute()
-                written += queued
+                        queued.append(self._xadd_args(stream, entry_id, fields, pair))
+                        if len(queued) >= self.opts.pipeline_size:
+                            sender.send(queued)
+                            written += len(queued)
+                            queued = []
+                if queued:
+                    sender.send(queued)
+                    written += len(queued)
+                sender.finish()
+            finally:
+                sender.release()
             self._maybe_inject_failure(r)
             return WriteResult(partition, written, False)
         finally:
