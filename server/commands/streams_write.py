@@ -304,8 +304,6 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     first = commands[start]
     argc = len(first)
     if argc < 5 or not argc & 1 or first[2] != b"*":
-        if argc >= 8 and not argc & 1 and first[2] == b"IDMP" and first[5] == b"*":
-            return _xadd_idmp_run(client, commands, start)
         return 0
     name = first[0]
     key = first[1]
@@ -346,65 +344,6 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     # add_many's IDs follow each other (first, first + 1, ...).
     client.out.append(id_run_reply(eids[0], done))
     return done
-
-
-def _xadd_idmp_run(client: Client, commands: list[list[bytes]], start: int) -> int:
-    """Consecutive `XADD key IDMP pid iid * field value ...` to one key (an idempotent producer's
-    pipeline): each call has the effect and reply of its own XADD, with one key lookup, one
-    ready signal and the replies encoded together. Empty IDs, other options, another key or an
-    entry the stream refuses end the run (the single path gives their replies)."""
-    first = commands[start]
-    name = first[0]
-    key = first[1]
-    db = client.db
-    s = db.get(key)
-    created = s is None
-    if created:
-        s = new_stream(client)
-    elif type(s) is not Stream:
-        return 0  # WRONGTYPE, from the single path
-    now = now_ms()
-    tracker = s.idmp
-    effects = client.effects
-    logging = effects.active
-    index = db.index
-    out = client.out
-    added = 0
-    n = len(commands)
-    i = start
-    while i < n:
-        argv = commands[i]
-        argc = len(argv)
-        if (argc < 8 or argc & 1 or argv[2] != b"IDMP" or argv[5] != b"*" or argv[1] != key
-                or argv[0] != name or not argv[3] or not argv[4]):
-            break
-        pid = argv[3]
-        iid = argv[4]
-        eid = tracker.find(pid, iid, now)
-        if eid is None:
-            fields = argv[6:]
-            eids = s.add_many([fields], now)
-            if not eids:
-                break
-            eid = eids[0]
-            tracker.record(pid, iid, eid)
-            added += 1
-            if logging:
-                sid = format_id(eid)
-                effects.pending.append((index, [b"XADD", key, sid, *fields]))
-                effects.pending.append((index, [b"XIDMPRECORD", key, pid, iid, sid]))
-        sid = format_id(eid)
-        out.append(b"$%d\r\n%b\r\n" % (len(sid), sid))
-        i += 1
-    if added:
-        if created:
-            db.add(key, s)
-        else:
-            db.signal_modified(key)
-        keyspace = client.keyspace
-        keyspace.dirty += added - 1  # one change per entry added, as one by one
-        keyspace.signal_ready(index, key)
-    return i - start
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
