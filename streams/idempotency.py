@@ -50,12 +50,15 @@ def auto_iid(fields: Sequence[bytes]) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+_FIRST_SWEEP = 64
+
+
 class Idempotency:
     """A stream's IDMP state: its settings, the producers' pairs and the lifetime counters that
     XINFO STREAM reports (idmp-duration, idmp-maxsize, pids-tracked, iids-tracked, iids-added,
     iids-duplicates)."""
 
-    __slots__ = ("duration", "maxsize", "producers", "tracked", "added", "duplicates")
+    __slots__ = ("duration", "maxsize", "producers", "tracked", "added", "duplicates", "sweep_at")
 
     def __init__(self, duration: int = DEFAULT_DURATION, maxsize: int = DEFAULT_MAXSIZE) -> None:
         self.duration = duration
@@ -64,6 +67,9 @@ class Idempotency:
         self.tracked = 0
         self.added = 0
         self.duplicates = 0
+        # Producers are only expired when looked up, so ones that stopped sending would stay:
+        # each time their number doubles, every producer is swept (O(1) per new producer).
+        self.sweep_at = _FIRST_SWEEP
 
     def copy(self) -> Idempotency:
         new = Idempotency(self.duration, self.maxsize)
@@ -122,6 +128,9 @@ class Idempotency:
         (expired pairs go when the producer is next looked up)."""
         p = self.producers.get(pid)
         if p is None:
+            if len(self.producers) >= self.sweep_at:
+                self.expire_all(eid >> 64)  # the entry was just added: its time is now
+                self.sweep_at = max(_FIRST_SWEEP, 2 * len(self.producers))
             p = self.producers[pid] = Producer()
         p.ids[iid] = eid
         p.order.append(iid)

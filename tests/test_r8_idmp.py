@@ -433,15 +433,17 @@ def test_restart_replays_the_log_exactly(server_factory) -> None:
     log = aof_path(srv).read_bytes()
     assert b"XIDMPRECORD" in log and b"IDMP\r\n" not in log  # Redis 8 refuses IDMP with an ID
     srv2 = restart(srv)
-    r = redis.Redis(port=srv2.port)
-    # The log recreates every pair and counter, duplicates counted by the commands only.
-    after = {k: idmp_info(r, k) for k in ("s", "cfg", "t")}
-    for k in before:
-        before[k][b"iids-duplicates"] = after[k][b"iids-duplicates"] = 0
-    assert after == before
-    _check(r, ids)
-    assert r.xadd("t", {"f": "x"}, idmp=("p", b"t")) == ids["trimmed"]
-    srv2.cleanup()
+    try:
+        r = redis.Redis(port=srv2.port)
+        # The log recreates every pair and counter, duplicates counted by the commands only.
+        after = {k: idmp_info(r, k) for k in ("s", "cfg", "t")}
+        for k in before:
+            before[k][b"iids-duplicates"] = after[k][b"iids-duplicates"] = 0
+        assert after == before
+        _check(r, ids)
+        assert r.xadd("t", {"f": "x"}, idmp=("p", b"t")) == ids["trimmed"]
+    finally:
+        srv2.cleanup()
 
 
 def test_rewrite_and_debug_reload_keep_the_pairs(server_factory) -> None:
@@ -456,13 +458,15 @@ def test_rewrite_and_debug_reload_keep_the_pairs(server_factory) -> None:
     log = aof_path(srv).read_bytes()
     assert b"XCFGSET" in log and b"XIDMPRECORD" in log
     srv2 = restart(srv)
-    r = redis.Redis(port=srv2.port)
-    _check(r, ids)
-    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
-    _check(r, ids)
-    # The pair whose entry was trimmed away cannot be written as a command Redis accepts.
-    assert idmp_info(r, "t")[b"pids-tracked"] == 0
-    srv2.cleanup()
+    try:
+        r = redis.Redis(port=srv2.port)
+        _check(r, ids)
+        assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+        _check(r, ids)
+        # The pair whose entry was trimmed away cannot be written as a command Redis accepts.
+        assert idmp_info(r, "t")[b"pids-tracked"] == 0
+    finally:
+        srv2.cleanup()
 
 
 def test_rewrite_keeps_each_pairs_expiry(server_factory) -> None:
@@ -539,3 +543,62 @@ def test_pure_engine_bounds_memory_per_producer() -> None:
     # Expiry drops from the front only, and the producer with its last pair.
     assert t.find(b"p", b"999", now + 100_000) is None
     assert t.producers == {} and t.tracked == 0
+    # Producers that stop sending are swept as new ones arrive: memory follows the live ones.
+    for n in range(10_000):
+        ms = now + n * 1000  # one new producer a second, each sending once
+        t.record(b"p%d" % n, b"i", (ms << 64))
+    assert len(t.producers) <= 2 * 100 + 64 and t.tracked == len(t.producers)
+
+
+def test_pipelined_idempotent_producer_matches_one_by_one(server_factory) -> None:
+    srv = server_factory("--appendfsync", "always")
+    r = redis.Redis(port=srv.port)
+    r.xadd("one", {"f": "v"})
+    r.xadd("piped", {"f": "v"})
+
+    def calls(key: str) -> list[tuple]:
+        out: list[tuple] = []
+        for n in range(300):
+            out.append(("XADD", key, "IDMP", "p%d" % (n % 3), "i%d" % (n % 120), "*", "n", n))
+            if n % 7 == 0:
+                out.append(("XADD", key, "IDMPAUTO", "auto", "*", "k", n % 5, "j", "x"))
+        out.append(("XADD", key, "IDMP", "p0", "i1", "*", "odd"))  # wrong arity: the single path
+        out.append(("XADD", key, "IDMP", "p0", "i1", "*", "n", "again"))
+        return out
+
+    singles = []
+    for c in calls("one"):
+        try:
+            singles.append(r.execute_command(*c))
+        except redis.ResponseError as e:
+            singles.append(str(e))
+    pipe = r.pipeline(transaction=False)
+    for c in calls("piped"):
+        pipe.execute_command(*c)
+    piped = pipe.execute(raise_on_error=False)
+    piped = [str(x) if isinstance(x, Exception) else x for x in piped]
+
+    def shape(replies: list) -> list:
+        # Which calls got the same ID: the replies' pattern, whatever the clock said.
+        first: dict = {}
+        return [first.setdefault(x, i) if isinstance(x, bytes) else x for i, x in enumerate(replies)]
+
+    assert shape(piped) == shape(singles)
+    assert r.xlen("piped") == r.xlen("one")
+    assert idmp_info(r, "piped") == idmp_info(r, "one")
+    before = {k: (r.xrange(k), idmp_info(r, k)) for k in ("one", "piped")}
+    r.set("str", "x")
+    pipe = r.pipeline(transaction=False)
+    pipe.execute_command("XADD", "str", "IDMP", "p", "i", "*", "f", "v")
+    pipe.execute_command("XADD", "str", "IDMP", "p", "j", "*", "f", "v")
+    assert all(isinstance(x, redis.ResponseError) for x in pipe.execute(raise_on_error=False))
+    srv2 = restart(srv)
+    try:
+        r = redis.Redis(port=srv2.port)
+        after = {k: (r.xrange(k), idmp_info(r, k)) for k in ("one", "piped")}
+        for k in after:  # duplicates are not logged: their counter restarts
+            before[k][1][b"iids-duplicates"] = after[k][1][b"iids-duplicates"] = 0
+        assert after == before
+        assert r.execute_command("XADD", "piped", "IDMP", "p0", "i1", "*", "n", "x") == piped[-1]
+    finally:
+        srv2.cleanup()

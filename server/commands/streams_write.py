@@ -14,7 +14,7 @@ from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
-from streams import Stream, check_xsetid_args
+from streams import Stream, StreamError, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
 from streams.idempotency import auto_iid
 from streams.ids import format_id, parse_strict_id, parse_xadd_id
@@ -304,7 +304,7 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     first = commands[start]
     argc = len(first)
     if argc < 5 or not argc & 1 or first[2] != b"*":
-        return 0
+        return _xadd_idempotent_run(client, commands, start) if argc > 6 else 0
     name = first[0]
     key = first[1]
     end = start + 1
@@ -344,6 +344,87 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     # add_many's IDs follow each other (first, first + 1, ...).
     client.out.append(id_run_reply(eids[0], done))
     return done
+
+
+def _idempotent_form(argv: list[bytes], name: bytes, key: bytes) -> int:
+    """Where the fields start in `XADD key IDMP pid iid * ...` / `XADD key IDMPAUTO pid * ...`
+    (with an even number of fields, non-empty IDs), else 0: what an idempotent run takes."""
+    argc = len(argv)
+    if argc < 7 or argv[1] != key or argv[0] != name or not argv[3]:
+        return 0
+    opt = argv[2]
+    if opt == b"IDMP":
+        return 6 if argc >= 8 and not argc & 1 and argv[5] == b"*" and argv[4] else 0
+    if opt == b"IDMPAUTO":
+        return 5 if argc & 1 and argv[4] == b"*" else 0
+    return 0
+
+
+def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `XADD key IDMP pid iid * ...` / `XADD key IDMPAUTO pid * ...` to one key (an
+    idempotent producer's pipeline): one lookup, one clock reading and one ready signal, as
+    `xadd_run` does for plain XADDs. Each call gets the reply, effects and counters it would get
+    alone; anything else ends the run."""
+    first = commands[start]
+    name = first[0]
+    key = first[1]
+    n = len(commands)
+    starts: list[int] = []  # where each call's fields start
+    end = start
+    while end < n:
+        at = _idempotent_form(commands[end], name, key)
+        if not at:
+            break
+        starts.append(at)
+        end += 1
+    if end == start:
+        return 0
+    db = client.db
+    s = db.get(key)
+    created = s is None
+    if created:
+        s = new_stream(client)
+    elif type(s) is not Stream:
+        return 0  # WRONGTYPE, from the single path
+    tracker = s.idmp
+    now = now_ms()
+    effects = client.effects
+    active = effects.active
+    pending = effects.pending
+    index = db.index
+    replies: list[bytes] = []
+    added = 0
+    for argv, at in zip(commands[start:end], starts, strict=True):
+        pid = argv[3]
+        fields = argv[at:]
+        iid = argv[4] if at == 6 else auto_iid(fields)
+        eid = tracker.find(pid, iid, now)
+        if eid is not None:
+            sid = format_id(eid)
+        else:
+            try:
+                eid = s.add(fields, now_ms=now)
+            except StreamError:
+                break  # this call takes the single path, for its error
+            tracker.record(pid, iid, eid)
+            added += 1
+            sid = format_id(eid)
+            if active:
+                pending.append((index, [b"XADD", key, sid, *fields]))
+                pending.append((index, [b"XIDMPRECORD", key, pid, iid, sid]))
+        replies.append(b"$%d\r\n%b\r\n" % (len(sid), sid))
+    if not replies:
+        return 0
+    if added:
+        if created:
+            db.add(key, s)
+        else:
+            db.signal_modified(key)
+        keyspace = client.keyspace
+        keyspace.dirty += added - 1  # one change per entry added, as one by one
+        keyspace.signal_ready(db.index, key)
+    client.out.append(b"".join(replies))
+    return len(replies)
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
