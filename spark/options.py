@@ -24,9 +24,13 @@ READ_OPTIONS = {
     "mode", "group", "consumer", "injectfailurekey", "path",
 }
 WRITE_OPTIONS = {
-    "url", "stream", "idcolumn", "maxlen", "approximate", "idempotent", "writeid", "markerprefix",
-    "markerttl", "pipelinesize", "injectfailurekey", "path",
+    "url", "stream", "idcolumn", "maxlen", "approximate", "idempotent", "idempotentmode", "writeid",
+    "markerprefix", "markerttl", "pipelinesize", "injectfailurekey", "path",
 }
+
+# How idempotent writes are made exactly once: XADD IDMP where the server has it (Redis 8.6+,
+# Rivulet), else a marker key written in the same MULTI/EXEC as the partition's entries.
+IDEMPOTENT_MODES = ("auto", "idmp", "marker")
 
 # A bound for one stream: "earliest", "latest", or a concrete ID.
 Bound = str | StreamId
@@ -236,21 +240,35 @@ class WriteOptions:
     marker_ttl: int
     pipeline_size: int
     inject_failure_key: str | None = None
+    idempotent_mode: str = "auto"
 
 
 def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
     opts = _lower(options)
     _check_unknown(opts, WRITE_OPTIONS, "write")
+    mode = opts.get("idempotentmode", "auto").strip().lower()
+    if mode not in IDEMPOTENT_MODES:
+        raise OptionError(f"redis_streams: option idempotentMode must be one of "
+                          f"{', '.join(IDEMPOTENT_MODES)}, got {opts['idempotentmode']!r}")
+    idempotent = _bool(opts, "idempotent", False)
+    if "idempotentmode" in opts and not idempotent:
+        raise OptionError("redis_streams: option idempotentMode needs idempotent=true")
+    id_column = opts.get("idcolumn") or None
+    if mode == "idmp" and id_column is not None:
+        # The server takes IDMP only with an ID it generates.
+        raise OptionError("redis_streams: idempotentMode=idmp cannot be combined with idColumn "
+                          "(XADD IDMP needs server-generated IDs); use idempotentMode=marker")
     return WriteOptions(
         url=_url(opts),
         stream=opts.get("stream") or None,
-        id_column=opts.get("idcolumn") or None,
+        id_column=id_column,
         maxlen=_int(opts, "maxlen", None, minimum=0),
         approximate=_bool(opts, "approximate", True),
-        idempotent=_bool(opts, "idempotent", False),
+        idempotent=idempotent,
         write_id=opts.get("writeid") or None,
         marker_prefix=opts.get("markerprefix", "rivulet:spark:sink"),
         marker_ttl=_int(opts, "markerTtl", 7 * 24 * 3600) or 7 * 24 * 3600,
         pipeline_size=_int(opts, "pipelineSize", 1000) or 1000,
         inject_failure_key=opts.get("injectfailurekey") or None,
+        idempotent_mode=mode,
     )

@@ -4,9 +4,22 @@ Row -> entry: the `fields` MAP column (if any) gives the fields; otherwise every
 `stream` (the target key, when the `stream` option is absent) and the ID column becomes a field
 named after the column with its value as a string, nulls left out.
 
-Idempotent mode: a task's XADDs and a marker key named after (query, batch, partition) go in one
-MULTI/EXEC, guarded by WATCH on the marker. A retried or speculative attempt of the same task
-finds the marker and writes nothing, so each (query, batch, partition) lands exactly once.
+Idempotent mode, one of two ways (option idempotentMode; `auto` picks the first the server has):
+
+* `idmp` (servers with XADD IDMP: Redis 8.6+, Rivulet): every row is an `XADD key IDMP pid iid *`,
+  pipelined like the plain mode. The producer ID names the (query, partition) and a block of
+  IDMP_BLOCK rows, the idempotent ID the batch and the row, so a retried or speculative attempt
+  of a task sends the same pairs and the server answers them with the entries already added.
+  The block is in the producer ID because the server remembers only the most recent
+  IDMP-MAXSIZE pairs of each producer (100 by default): with at most IDMP_BLOCK rows per
+  producer and batch, none of a batch's pairs is forgotten that way. The pairs are remembered
+  for the stream's IDMP-DURATION (100 s by default, up to a day with XCFGSET): a replay later
+  than that writes again.
+* `marker`: a task's XADDs and a marker key named after (query, batch, partition) go in one
+  MULTI/EXEC, guarded by WATCH on the marker. A retried or speculative attempt of the same task
+  finds the marker and writes nothing. The marker lives for markerTtl (7 days by default).
+
+Either way each (query, batch, partition) lands exactly once.
 """
 
 from __future__ import annotations
@@ -28,6 +41,10 @@ from pyspark.sql.datasource import (
 
 from spark import client
 from spark.options import OptionError, WriteOptions
+
+# Rows per IDMP producer and batch: at most the server's default IDMP-MAXSIZE, so that every pair
+# of a batch is still remembered when an attempt replays it.
+IDMP_BLOCK = 100
 
 # Local properties Spark's MicroBatchExecution sets on every task of a micro-batch.
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
@@ -117,19 +134,107 @@ def rows_to_commands(batch: pa.RecordBatch, layout: RowLayout, default_stream: s
             yield stream, entry_id, fields
 
 
+def server_has_idmp(r: redis.Redis) -> bool:
+    """Does the server take XADD IDMP? Asked with an XADD that adds nothing: NOMKSTREAM on a key
+    that does not exist answers nil where IDMP is known, a syntax error where it is not."""
+    probe = f"rivulet:spark:idmp-probe:{uuid.uuid4().hex}"
+    try:
+        r.execute_command("XADD", probe, "NOMKSTREAM", "IDMP", "p", "i", "*", "f", "v")
+    except redis.ResponseError:
+        return False
+    return True
+
+
+def resolve_idempotent_mode(opts: WriteOptions) -> str:
+    """`idmp` or `marker` for opts (asks the server when the option says `auto`); `plain` when
+    the write is not idempotent."""
+    if not opts.idempotent:
+        return "plain"
+    if opts.idempotent_mode != "auto":
+        return opts.idempotent_mode
+    if opts.id_column is not None:
+        return "marker"  # IDMP takes only server-generated IDs
+    r = client.connect(opts.url)
+    try:
+        return "idmp" if server_has_idmp(r) else "marker"
+    finally:
+        r.close()
+
+
+class _OverlappedSender:
+    """Pipelines of commands on one connection, each sent before the replies of the one before
+    it are read: the server works through a pipeline while the task builds the next one, so the
+    task never waits for a whole round trip. (redis-py's pipeline reads every reply before the
+    next send, which left the task idle for the server's share of each pipeline.) At most two
+    pipelines are outstanding, so neither side's buffers grow past two pipelines' worth. Any
+    error reply fails the task, as a pipeline's would."""
+
+    def __init__(self, r: redis.Redis) -> None:
+        pool = r.connection_pool
+        try:
+            conn = pool.get_connection()
+        except TypeError:  # redis-py < 5.3 wants a command name
+            conn = pool.get_connection("XADD")
+        self.pool = pool
+        self.conn = conn
+        self.owed = 0  # replies of the pipeline in flight
+        self.clean = True
+
+    def send(self, commands: list[list[Any]]) -> None:
+        conn = self.conn
+        self.clean = False
+        # No health check once replies are owed: its PING would read one of them.
+        conn.send_packed_command(conn.pack_commands(commands), check_health=self.owed == 0)
+        self._read(self.owed)
+        self.owed = len(commands)
+        self.clean = True
+
+    def finish(self) -> None:
+        self.clean = False
+        self._read(self.owed)
+        self.owed = 0
+        self.clean = True
+
+    def _read(self, n: int) -> None:
+        read = self.conn.read_response
+        for _ in range(n):
+            read()
+
+    def release(self) -> None:
+        if not self.clean or self.owed:
+            self.conn.disconnect()  # replies left unread: the connection is unusable
+        self.pool.release(self.conn)
+
+
 class _Writer:
     """The write logic shared by the batch and streaming writers."""
 
-    def __init__(self, opts: WriteOptions, layout: RowLayout, write_id: str) -> None:
+    def __init__(self, opts: WriteOptions, layout: RowLayout, write_id: str, mode: str | None = None
+                 ) -> None:
         self.opts = opts
         self.layout = layout
         self.write_id = write_id
+        # Decided once per writer, on the driver: every attempt of a task must write the same way.
+        self.mode = mode if mode is not None else resolve_idempotent_mode(opts)
 
     def _xadd(self, pipe: Any, stream: str, entry_id: str, fields: dict[str, str | bytes]) -> None:
         if self.opts.maxlen is not None:
             pipe.xadd(stream, fields, id=entry_id, maxlen=self.opts.maxlen, approximate=self.opts.approximate)
         else:
             pipe.xadd(stream, fields, id=entry_id)
+
+    def _xadd_args(self, stream: str, entry_id: str, fields: dict[str, str | bytes],
+                   idmp: tuple[str, str] | None) -> list[Any]:
+        # Spelled out rather than redis-py's xadd(idmp=...), which only redis-py 8.1+ has.
+        args: list[Any] = ["XADD", stream]
+        if idmp is not None:
+            args += ("IDMP", *idmp)
+        if self.opts.maxlen is not None:
+            args += ("MAXLEN", "~", self.opts.maxlen) if self.opts.approximate else ("MAXLEN", self.opts.maxlen)
+        args.append(entry_id)
+        for item in fields.items():
+            args += item
+        return args
 
     def write_batches(self, batches: Iterator[pa.RecordBatch], batch_id: str) -> WriteResult:
         from pyspark import TaskContext
@@ -138,24 +243,32 @@ class _Writer:
         partition = ctx.partitionId() if ctx is not None else 0
         r = client.connect(self.opts.url)
         try:
-            if self.opts.idempotent:
+            if self.mode == "marker":
                 result = self._write_once(r, batches, batch_id, partition)
                 self._maybe_inject_failure(r)
                 return result
+            idmp = self.mode == "idmp"
+            producer = f"{self.write_id}:{partition}:"
             written = 0
-            pipe = r.pipeline(transaction=False)
-            queued = 0
-            for batch in batches:
-                for stream, entry_id, fields in rows_to_commands(batch, self.layout, self.opts.stream):
-                    self._xadd(pipe, stream, entry_id, fields)
-                    queued += 1
-                    if queued >= self.opts.pipeline_size:
-                        pipe.execute()
-                        written += queued
-                        queued = 0
-            if queued:
-                pipe.execute()
-                written += queued
+            row = 0
+            sender = _OverlappedSender(r)
+            try:
+                queued: list[list[Any]] = []
+                for batch in batches:
+                    for stream, entry_id, fields in rows_to_commands(batch, self.layout, self.opts.stream):
+                        pair = (f"{producer}{row // IDMP_BLOCK}", f"{batch_id}:{row}") if idmp else None
+                        row += 1
+                        queued.append(self._xadd_args(stream, entry_id, fields, pair))
+                        if len(queued) >= self.opts.pipeline_size:
+                            sender.send(queued)
+                            written += len(queued)
+                            queued = []
+                if queued:
+                    sender.send(queued)
+                    written += len(queued)
+                sender.finish()
+            finally:
+                sender.release()
             self._maybe_inject_failure(r)
             return WriteResult(partition, written, False)
         finally:
@@ -195,7 +308,8 @@ class _Writer:
 class BatchWriter(DataSourceArrowWriter):
     def __init__(self, opts: WriteOptions, layout: RowLayout) -> None:
         # Created once per write job on the driver and shipped to every task, so all attempts of
-        # a task share this ID; writeId makes re-running the whole job idempotent too.
+        # a task share this ID (and the idempotent mode); writeId makes re-running the whole job
+        # idempotent too.
         self.impl = _Writer(opts, layout, opts.write_id or uuid.uuid4().hex)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
@@ -225,5 +339,6 @@ class StreamWriter(DataSourceStreamArrowWriter):
         return None
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        # Partitions that did commit keep their markers: a replay of this batch skips them.
+        # Partitions that did commit keep their markers (or their IDMP pairs): a replay of this
+        # batch skips them.
         return None

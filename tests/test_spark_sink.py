@@ -67,27 +67,43 @@ def test_sink_round_trip_through_source(spark, target: Target) -> None:
     assert sorted(int(f["n"]) for _, f in target.r.xrange(dst)) == list(range(500))
 
 
-def test_idempotent_batch_write_survives_retry(spark, rivulet: Target) -> None:
-    df = spark.range(0, 400, numPartitions=4).selectExpr("cast(id as string) as n")
+@pytest.mark.parametrize("mode", ["marker", "auto"])
+def test_idempotent_batch_write_survives_retry(spark, rivulet: Target, mode: str) -> None:
+    """`auto` is XADD IDMP here: 250 rows per task, more than the 100 pairs a producer keeps by
+    default, so the retried task's first rows are only found again through the producer blocks."""
+    df = spark.range(0, 1000, numPartitions=4).selectExpr("cast(id as string) as n")
     # Without idempotency a task that fails after its XADDs are in duplicates them on retry.
     plain = rivulet.key("sink:plain")
     save(df, rivulet, stream=plain, injectFailureKey=rivulet.key("inj"))
-    assert rivulet.r.xlen(plain) == 500
+    assert rivulet.r.xlen(plain) == 1250
 
     once = rivulet.key("sink:once")
     marker = rivulet.key("inj")
-    save(df, rivulet, stream=once, idempotent="true", writeId="job-1", injectFailureKey=marker)
+    markers_before = set(rivulet.r.scan_iter(match="rivulet:spark:sink:*"))
+    opts = {"stream": once, "idempotent": "true", "idempotentMode": mode}
+    save(df, rivulet, writeId="job-1", injectFailureKey=marker, **opts)
     assert rivulet.r.exists(marker)
-    assert rivulet.r.xlen(once) == 400
-    assert sorted(int(f["n"]) for _, f in rivulet.r.xrange(once)) == list(range(400))
+    assert rivulet.r.xlen(once) == 1000
+    assert sorted(int(f["n"]) for _, f in rivulet.r.xrange(once)) == list(range(1000))
+    markers = set(rivulet.r.scan_iter(match="rivulet:spark:sink:*")) - markers_before
+    fields = rivulet.r.xinfo_stream(once)
+    if mode == "auto":
+        assert not markers
+        assert fields["iids-duplicates"] == 250  # the retried task, every row answered
+        assert fields["pids-tracked"] == 4 * 3  # (writeId, partition, block of 100 rows)
+    else:
+        assert len(markers) == 4
+        assert fields["iids-added"] == 0
     # Re-running the same job (same writeId) writes nothing; a new writeId writes again.
-    save(df, rivulet, stream=once, idempotent="true", writeId="job-1")
-    assert rivulet.r.xlen(once) == 400
-    save(df, rivulet, stream=once, idempotent="true", writeId="job-2")
-    assert rivulet.r.xlen(once) == 800
+    save(df, rivulet, writeId="job-1", **opts)
+    assert rivulet.r.xlen(once) == 1000
+    save(df, rivulet, writeId="job-2", **opts)
+    assert rivulet.r.xlen(once) == 2000
 
 
-def test_idempotent_streaming_sink_exactly_once(spark, target: Target, tmp_path) -> None:
+@pytest.mark.parametrize("mode", ["marker", "auto"])
+def test_idempotent_streaming_sink_exactly_once(spark, target: Target, tmp_path, mode: str) -> None:
+    """Marker mode everywhere; `auto` is XADD IDMP on Rivulet and the marker mode on Redis 7."""
     src, dst = target.key("ss:src"), target.key("ss:dst")
     pipe = target.r.pipeline(transaction=False)
     for i in range(300):
@@ -101,7 +117,7 @@ def test_idempotent_streaming_sink_exactly_once(spark, target: Target, tmp_path)
             .option("startingOffsets", "earliest").option("maxEntriesPerTrigger", "120")
             .option("partitionsPerStream", "2").load()
             .writeStream.format("redis_streams").option("url", target.url).option("stream", dst)
-            .option("idempotent", "true")
+            .option("idempotent", "true").option("idempotentMode", mode)
             .options(**extra)
             .option("checkpointLocation", os.path.join(str(tmp_path), "cp"))
             .trigger(availableNow=True).start()
@@ -112,13 +128,18 @@ def test_idempotent_streaming_sink_exactly_once(spark, target: Target, tmp_path)
             query.stop()
         assert query.exception() is None
 
+    markers_before = set(target.r.scan_iter(match="rivulet:spark:sink:*"))
     run(injectFailureKey=marker)
     assert target.r.exists(marker)
     got = sorted(int(f["n"]) for _, f in target.r.xrange(dst))
     assert got == list(range(300))
-    # Markers are per (query, batch, partition) and expire.
-    markers = list(target.r.scan_iter(match="rivulet:spark:sink:*"))
-    assert markers and all(0 < target.r.ttl(m) <= 7 * 24 * 3600 for m in markers)
+    # Markers are per (query, batch, partition) and expire; XADD IDMP needs none.
+    markers = set(target.r.scan_iter(match="rivulet:spark:sink:*")) - markers_before
+    if mode == "auto" and target.name == "rivulet":
+        assert not markers
+        assert target.r.xinfo_stream(dst)["iids-duplicates"] > 0  # the retried task's rows, answered from the pairs
+    else:
+        assert markers and all(0 < target.r.ttl(m) <= 7 * 24 * 3600 for m in markers)
     for i in range(300, 350):
         target.r.xadd(src, {"n": str(i)}, id=f"{1000 + i}-0")
     run()

@@ -261,3 +261,63 @@ def test_a_run_reaches_the_aof(server_factory) -> None:
         r.close()
     finally:
         srv2.cleanup()
+
+
+def test_a_pipelined_idmp_run_matches_one_by_one(r: redis.Redis, server) -> None:
+    """`XADD key IDMP pid iid * ...` runs (an idempotent producer's pipeline): duplicates inside
+    the run, against earlier calls and across producers answer as the same calls one by one."""
+    r.xadd("ip", {"f": "before"})
+    r.execute_command("XADD", "ip", "IDMP", "p", "0", "*", "f", "early")
+    r.execute_command("XADD", "io", "IDMP", "p", "0", "*", "f", "early")
+    commands = []
+    for i in range(40):
+        pid, iid = ("p", str(i % 15)) if i % 4 else ("q", str(i % 7))
+        commands.append(("IDMP", pid, iid, "*", "f", str(i)))
+    commands.insert(10, ("IDMP", "", "x", "*", "f", "empty pid"))  # breaks the run: its error
+    commands.insert(20, ("MAXLEN", "100", "*", "f", "plain"))
+    replies = pipeline_raw(server.port, [("XADD", "ip", *c) for c in commands], len(commands))
+    one_by_one = []
+    for c in commands:
+        try:
+            one_by_one.append(r.execute_command("XADD", "io", *c))
+        except redis.ResponseError as exc:
+            one_by_one.append(exc)
+    assert replies[10] == b"-ERR IDMP requires a non-empty producer ID\r\n"
+    assert isinstance(one_by_one[10], redis.ResponseError)
+    assert str(one_by_one[10]) == "IDMP requires a non-empty producer ID"
+    # The same entries, and every duplicate answered with the ID its first call got.
+    got, want = r.xrange("ip")[1:], r.xrange("io")
+    assert [e[1] for e in got] == [e[1] for e in want]
+    position_p = {e[0]: n for n, e in enumerate(got)}
+    position_o = {e[0]: n for n, e in enumerate(want)}
+    for n, (reply, other) in enumerate(zip(replies, one_by_one, strict=True)):
+        if n != 10:
+            assert position_p[_bulk(reply)] == position_o[other]
+    info_p, info_o = xinfo_stream(r, "ip"), xinfo_stream(r, "io")
+    for field in (b"iids-added", b"iids-duplicates", b"iids-tracked", b"pids-tracked"):
+        assert info_p[field.decode()] == info_o[field.decode()], field
+
+
+def _bulk(reply: bytes) -> bytes:
+    assert reply.startswith(b"$"), reply
+    return reply.split(b"\r\n")[1]
+
+
+def test_a_pipelined_idmp_run_reaches_the_aof(server_factory) -> None:
+    srv = server_factory("--appendfsync", "always")
+    r = redis.Redis(port=srv.port)
+    commands = [("XADD", "s", "IDMP", "p", i % 30, "*", "f", i) for i in range(50)]
+    replies = pipeline_raw(srv.port, commands, 50)
+    before = r.xrange("s")
+    assert len(before) == 30 and len(set(replies)) == 30
+    r.close()
+    srv2 = restart(srv)
+    try:
+        r = redis.Redis(port=srv2.port)
+        assert r.xrange("s") == before
+        # The pairs came back with the entries: a replay of the pipeline adds nothing.
+        assert pipeline_raw(srv2.port, commands, 50) == replies
+        assert r.xlen("s") == 30
+        r.close()
+    finally:
+        srv2.cleanup()
