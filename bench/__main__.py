@@ -14,6 +14,7 @@ from typing import Any
 
 from bench.backlog import BacklogCase
 from bench.case import Case, Options
+from bench.claim import XreadgroupClaimCase
 from bench.groupdriver import XreadgroupCase
 from bench.latency import LatencyCase
 from bench.memory import MemoryCase
@@ -26,6 +27,7 @@ from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
 
 CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XaddIdmpCase(), XrangeCase(), XreadgroupCase(),
+                           XreadgroupClaimCase(),
                            BacklogCase(),
                            RewriteLatencyCase(), LatencyCase(), ScalingCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}

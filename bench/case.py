@@ -35,6 +35,8 @@ class Case:
     default_repeat = 3
     # Memory figures need a fresh process for every run; speed figures only a flushed one.
     fresh_server_per_run = False
+    # A case of a command the compared Redis does not have runs on Rivulet only.
+    rivulet_only = False
 
     def missing_tool(self) -> str | None:
         """Why this case cannot run on this machine, or None."""

@@ -22,12 +22,14 @@ GROUP = "g"
 COUNT = 10
 
 
-def consume(port: int, consumer: str, barrier: Any, results: Any) -> None:
-    """Read and ack until the group has nothing new; report how many entries were processed."""
+def consume(port: int, consumer: str, barrier: Any, results: Any, claim: int | None = None) -> None:
+    """Read and ack until the group has nothing new (nor idle, with CLAIM); report how many
+    entries were processed and how many of them were claimed from another consumer."""
     client = RespClient(port)
-    read = encode("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", COUNT, "STREAMS", KEY, ">")
+    options = ("CLAIM", claim) if claim is not None else ()
+    read = encode("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", COUNT, *options, "STREAMS", KEY, ">")
     barrier.wait()
-    processed = 0
+    processed = claimed = 0
     ids: list[bytes] = []
     while True:
         if ids:
@@ -38,10 +40,40 @@ def consume(port: int, consumer: str, barrier: Any, results: Any) -> None:
             reply = client.read_replies(1)[0]
         if not reply:
             break
-        ids = [entry[0] for entry in reply[0][1]]
+        entries = reply[0][1]
+        ids = [entry[0] for entry in entries]
         processed += len(ids)
+        if claim is not None:
+            # A CLAIM reply's entries carry their delivery count: 0 for a new entry.
+            claimed += sum(1 for entry in entries if entry[3])
     client.close()
-    results.put(processed)
+    results.put((processed, claimed))
+
+
+def drive(target: Target, consumers: int, claim: int | None = None) -> tuple[int, int, float, float]:
+    """Start `consumers` worker processes on the prepared group and time them until it is drained:
+    (entries processed, of which claimed, elapsed seconds, server CPU seconds)."""
+    ctx = multiprocessing.get_context("fork")  # no re-import per worker; the parent has no threads
+    barrier = ctx.Barrier(consumers + 1)
+    results = ctx.Queue()
+    workers = [ctx.Process(target=consume, args=(target.port, f"c{i}", barrier, results, claim))
+               for i in range(consumers)]
+    for w in workers:
+        w.start()
+    barrier.wait()  # every worker is connected: time only the consuming
+    cpu = CpuMeter(target.pid).start()
+    began = time.perf_counter()
+    counts = [results.get(timeout=600) for _ in workers]
+    elapsed = time.perf_counter() - began
+    used = cpu.stop()
+    for w in workers:
+        w.join()
+    return sum(c[0] for c in counts), sum(c[1] for c in counts), elapsed, used
+
+
+def pending_count(target: Target) -> int:
+    with RespClient(target.port) as client:
+        return int(client.call("XPENDING", KEY, GROUP)[0])
 
 
 class XreadgroupCase(Case):
@@ -56,24 +88,8 @@ class XreadgroupCase(Case):
             load_stream(client, KEY, entries, ("sensor-id", "1234", "temperature", "19.8"))
             client.call("XGROUP", "CREATE", KEY, GROUP, "0")
 
-        ctx = multiprocessing.get_context("fork")  # no re-import per worker; the parent has no threads
-        barrier = ctx.Barrier(opts.consumers + 1)
-        results = ctx.Queue()
-        workers = [ctx.Process(target=consume, args=(target.port, f"c{i}", barrier, results))
-                   for i in range(opts.consumers)]
-        for w in workers:
-            w.start()
-        barrier.wait()  # every worker is connected: time only the consuming
-        cpu = CpuMeter(target.pid).start()
-        began = time.perf_counter()
-        processed = sum(results.get(timeout=600) for _ in workers)
-        elapsed = time.perf_counter() - began
-        used = cpu.stop()
-        for w in workers:
-            w.join()
-
-        with RespClient(target.port) as client:
-            pending = client.call("XPENDING", KEY, GROUP)[0]
+        processed, _, elapsed, used = drive(target, opts.consumers)
+        pending = pending_count(target)
         if processed != entries or pending != 0:
             raise RuntimeError(f"processed {processed} of {entries} entries, {pending} left pending")
         return {"xreadgroup.count10+xack": Sample(

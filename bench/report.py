@@ -33,7 +33,18 @@ def metric_record(metric: Metric, result: CaseResult) -> dict[str, Any]:
     record["ratio"] = ours["median"] / theirs["median"] if ours and theirs and theirs["median"] else None
     record["within_target"] = (record["ratio"] <= metric.max_ratio
                                if record["ratio"] is not None and metric.max_ratio else None)
+    base = per_server_summary(result, metric.baseline, RIVULET) if metric.baseline else None
+    record["baseline"] = metric.baseline
+    record["ratio_to_baseline"] = ours["median"] / base["median"] if ours and base and base["median"] else None
+    record["cpu_ratio_to_baseline"] = (
+        ours["cpu_us_per_op"]["median"] / base["cpu_us_per_op"]["median"]
+        if ours and base and base["cpu_us_per_op"]["median"] else None)
     return record
+
+
+def per_server_summary(result: CaseResult, metric: str, server: str) -> dict[str, Any] | None:
+    samples = result.samples.get(metric, {}).get(server)
+    return summarize_samples(samples) if samples else None
 
 
 def _figure(summary: dict[str, Any] | None, unit: str) -> str:
@@ -58,7 +69,11 @@ def format_line(record: dict[str, Any]) -> str:
             verdict = "ok" if record["within_target"] else "MISSED"
             ratio += f" (target <= {record['max_ratio']:g}x: {verdict})"
         parts.append(ratio)
+    if record.get("ratio_to_baseline") is not None:
+        parts.append(f"rivulet/{record['baseline']} {record['ratio_to_baseline']:.2f}x")
     parts.append(f"cpu us/op {_cpu(record[RIVULET])} vs {_cpu(record[REDIS])}")
+    if record.get("cpu_ratio_to_baseline") is not None:
+        parts.append(f"(cpu {record['cpu_ratio_to_baseline']:.2f}x the baseline's)")
     for server, error in record["errors"].items():
         parts.append(f"\n    {server} FAILED: {error}")
     return "  ".join(parts)

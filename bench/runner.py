@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from bench.case import Case, Options, PartialRun
 from bench.resp import RespClient
 from bench.stats import Sample
-from bench.targets import Target, start
+from bench.targets import RIVULET, Target, start
 
 
 @dataclass
@@ -23,6 +23,8 @@ def run_case(case: Case, servers: list[str], opts: Options,
              progress: Callable[[str], None] = lambda _: None) -> CaseResult:
     result = CaseResult(case, {m.name: {} for m in case.metrics})
     repeat = opts.repeat or case.default_repeat
+    if case.rivulet_only:
+        servers = [s for s in servers if s == RIVULET]
     if case.fresh_server_per_run:
         # Run by run, taking turns: a spell of load from the machine's neighbours then falls on
         # both servers' runs alike instead of on all of one server's.

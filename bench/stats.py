@@ -17,6 +17,9 @@ class Metric:
     description: str
     # Largest acceptable ours/Redis ratio (for lower-is-better figures), printed next to the figure.
     max_ratio: float | None = None
+    # A metric of the same case measured on Rivulet alone (a Redis 8 feature Redis 7 lacks) is
+    # compared with this other metric of the same run instead.
+    baseline: str | None = None
 
 
 @dataclass

@@ -80,7 +80,9 @@ class XaddIdmpCase(RedisBenchmarkCase):
     relative to it; Redis 7 has no IDMP, so this runs on Rivulet only."""
 
     name = "xadd-idmp"
-    metrics = [Metric(name, "ops/s", True, f"XADD {' '.join(cmd[2:-3])} ..., 50 clients, pipeline 16")
+    rivulet_only = True
+    metrics = [Metric(name, "ops/s", True, f"XADD {' '.join(cmd[2:-3])} ..., 50 clients, pipeline 16",
+                      baseline=None if name == "xadd_idmp.plain" else "xadd_idmp.plain")
                for name, cmd in IDMP_COMMANDS.items()]
 
     def run(self, target: Target, opts: Options) -> dict[str, Sample]:

@@ -87,3 +87,48 @@ def test_backlog_case_reads_every_entry_once(tmp_path: Path) -> None:
         assert record["unit"] == "entries/s"
         for server in servers:
             assert record[server]["ops"] == [3500] and record[server]["min"] > 0, (name, server)
+
+
+def test_claim_case_against_plain_xreadgroup(tmp_path: Path) -> None:
+    # Rivulet only (Redis 7 has no CLAIM): each way fails its run unless the consumers processed
+    # every entry once, claimed exactly the abandoned half where there was one, and left nothing
+    # pending, so a clean exit with three figures means the CLAIM reads recovered the backlog.
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "xreadgroup-claim", "--requests", "3000", "--consumers", "2",
+         "--repeat", "1", "--results-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    latest = json.loads((tmp_path / "latest.json").read_text())
+    records = {r["metric"]: r for r in latest["results"]}
+    assert set(records) == {"xreadgroup_claim.plain", "xreadgroup_claim.idle", "xreadgroup_claim.recover"}
+    for name, record in records.items():
+        assert record["errors"] == {}, name
+        assert record["redis"] is None and record["ratio"] is None, name
+        assert record["rivulet"]["ops"] == [3000] and record["rivulet"]["min"] > 0, name
+    claimed = {name: record["rivulet"]["extra"][0]["claimed"] for name, record in records.items()}
+    assert claimed == {"xreadgroup_claim.plain": 0, "xreadgroup_claim.idle": 0, "xreadgroup_claim.recover": 1500}
+    plain = records["xreadgroup_claim.plain"]["rivulet"]["median"]
+    for name in ("xreadgroup_claim.idle", "xreadgroup_claim.recover"):
+        record = records[name]
+        assert record["baseline"] == "xreadgroup_claim.plain"
+        assert record["ratio_to_baseline"] == pytest.approx(record["rivulet"]["median"] / plain)
+        assert any(line.startswith(name + " ") and "rivulet/xreadgroup_claim.plain" in line
+                   for line in done.stdout.splitlines()), name
+
+
+@pytest.mark.skipif(not HAVE_BENCHMARK, reason="redis-benchmark is not installed")
+def test_idmp_case_runs_on_rivulet_alone(tmp_path: Path) -> None:
+    # Redis 7 has no IDMP: the case is not tried there (which would fail the run), and each
+    # IDMP figure is given relative to plain XADD of the same run.
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "xadd-idmp", "--requests", "500", "--repeat", "1",
+         "--results-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = {r["metric"]: r for r in json.loads((tmp_path / "latest.json").read_text())["results"]}
+    assert set(records) == {"xadd_idmp.plain", "xadd_idmp.idmp", "xadd_idmp.idmpauto"}
+    assert all(r["errors"] == {} and r["redis"] is None for r in records.values())
+    assert records["xadd_idmp.plain"]["ratio_to_baseline"] is None
+    for name in ("xadd_idmp.idmp", "xadd_idmp.idmpauto"):
+        assert records[name]["ratio_to_baseline"] == pytest.approx(
+            records[name]["rivulet"]["median"] / records["xadd_idmp.plain"]["rivulet"]["median"])
