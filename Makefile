@@ -68,7 +68,7 @@ bench: $(NATIVE) tools
 	$(PY) -m bench
 
 # Spark source and sink throughput (entries/s), against Rivulet and redis-server.
-bench-spark: $(SPARK_STAMP) java tools
+bench-spark: $(NATIVE) $(SPARK_STAMP) java tools
 	$(PY) -m bench.spark_bench
 
 # The Docker images and the compose stack, run for real (docker/test.sh); skips, saying why,
