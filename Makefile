@@ -96,5 +96,5 @@ java:
 
 # The example pipeline: a server on $(PORT) (started if none answers), the sensor producer and the
 # streaming job; prints per-sensor 10-second averages from sensors:avg as they arrive.
-pipeline: $(SPARK_STAMP) java
+pipeline: $(NATIVE) $(SPARK_STAMP) java
 	$(PY) examples/sensor_pipeline.py --port $(PORT)
