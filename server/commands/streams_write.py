@@ -333,6 +333,15 @@ def _xadd_idempotent(client: Client, args: TrimArgs, key: bytes, s: Stream, crea
     return format_id(eid)
 
 
+def _run_target(client: Client, key: bytes) -> tuple[Stream | None, bool]:
+    """The stream a run of XADDs appends to, and whether the run creates it (added to the
+    database only once an entry is in); None when the key holds another type."""
+    value = client.db.get(key)
+    if value is None:
+        return new_stream(client), True
+    return (value, False) if type(value) is Stream else (None, False)
+
+
 @run_of("xadd")
 def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     """Consecutive `XADD key * field value ...` to one key (what producers pipeline): one
@@ -356,11 +365,8 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
             break
         end += 1
     db = client.db
-    s = db.get(key)
-    created = s is None
-    if created:
-        s = new_stream(client)
-    elif type(s) is not Stream:
+    s, created = _run_target(client, key)
+    if s is None:
         return 0  # WRONGTYPE, from the single path
     run = commands[start:end]
     eids = s.add_many([argv[3:] for argv in run], now_ms())
@@ -424,11 +430,8 @@ def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int
     if end == start:
         return 0
     db = client.db
-    s = db.get(key)
-    created = s is None
-    if created:
-        s = new_stream(client)
-    elif type(s) is not Stream:
+    s, created = _run_target(client, key)
+    if s is None:
         return 0  # WRONGTYPE, from the single path
     tracker = s.idmp
     now = now_ms()
