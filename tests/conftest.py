@@ -9,7 +9,7 @@ import redis
 import redis.asyncio
 
 from server.native import REBUILD_HINT, stale_modules
-from tests.helpers import plain
+from tests.helpers import node_max_entries, plain
 from tests.serverproc import RawConnection, RedisProcess, ServerProcess
 
 
@@ -80,10 +80,8 @@ def raw_rc(rc: redis.Redis) -> redis.Redis:
 @pytest.fixture
 def small_nodes(r: redis.Redis) -> Iterator[redis.Redis]:
     """The RESP2 client, its server using 10-entry stream nodes for the test (restored afterwards)."""
-    old = r.config_get("stream-node-max-entries")["stream-node-max-entries"]
-    r.config_set("stream-node-max-entries", 10)
-    yield r
-    r.config_set("stream-node-max-entries", old)
+    with node_max_entries(r, 10):
+        yield r
 
 
 @pytest.fixture

@@ -244,3 +244,14 @@ def strip_moving_fields(value: Any, also: frozenset[bytes] = frozenset()) -> Any
             out.append(strip_moving_fields(item, also))
         return out
     return value
+
+
+@contextmanager
+def node_max_entries(r: redis.Redis, n: int) -> Iterator[redis.Redis]:
+    """The server of `r` with `n`-entry stream nodes while inside (the setting restored after)."""
+    old = r.config_get("stream-node-max-entries")["stream-node-max-entries"]
+    r.config_set("stream-node-max-entries", n)
+    try:
+        yield r
+    finally:
+        r.config_set("stream-node-max-entries", old)

@@ -26,6 +26,7 @@ from tests.helpers import (
     read_reply,
     resp3_reply_bytes,
     restart,
+    strip_moving_fields,
     wait_blocked,
 )
 from tests.serverproc import RawConnection, ServerProcess
@@ -473,32 +474,13 @@ def test_copy_and_rename_keep_released_entries(r) -> None:
 
 # --- persistence ----------------------------------------------------------------------------------
 
-_MOVING = {b"seen-time", b"active-time", b"radix-tree-keys", b"radix-tree-nodes"}
-
-
-def _strip(value: Any) -> Any:
-    if isinstance(value, list):
-        out = []
-        skip = False
-        for i, item in enumerate(value):
-            if skip:
-                skip = False
-                continue
-            if isinstance(item, bytes) and item in _MOVING and i + 1 < len(value):
-                skip = True
-                continue
-            out.append(_strip(item))
-        return out
-    return value
-
-
 def _state(port: int) -> Any:
     reader = hiredis.Reader()
     with socket.create_connection(("127.0.0.1", port)) as sock:
         sock.sendall(b"XINFO STREAM s FULL COUNT 0\r\n")
         while (reply := reader.gets()) is False:
             reader.feed(sock.recv(1 << 20))
-    return _strip(reply)
+    return strip_moving_fields(reply)
 
 
 def _scenario(r: redis.Redis) -> None:

@@ -15,7 +15,7 @@ import hiredis
 import pytest
 import redis
 
-from tests.helpers import call_raw, restart
+from tests.helpers import call_raw, node_max_entries, restart
 from tests.serverproc import RawConnection, ServerProcess
 
 
@@ -40,10 +40,8 @@ def _two_groups_read(r: redis.Redis, n: int = 2) -> None:
 @pytest.fixture
 def nodes2(r: redis.Redis) -> Iterator[redis.Redis]:
     """Two entries per stream node, so that `~` trims have node boundaries to stop at."""
-    old = r.config_get("stream-node-max-entries")["stream-node-max-entries"]
-    r.config_set("stream-node-max-entries", 2)
-    yield r
-    r.config_set("stream-node-max-entries", old)
+    with node_max_entries(r, 2):
+        yield r
 
 
 # --- XDELEX ------------------------------------------------------------------------------------
