@@ -46,25 +46,30 @@ class Block:
         none, does not re-run it); None re-runs it on any change of its keys.
     wake_on_nokey: re-run it also when a key is deleted or changes type, so that the command
         can fail as it would if sent now (XREADGROUP, whose group went away with the key).
+    recheck_ms: re-run it after this many ms even if no key is written, for a command that time
+        alone can let complete (XREADGROUP CLAIM: a pending entry becomes idle enough); 0: never.
+        A re-run that blocks again sets its own next recheck.
     """
 
-    __slots__ = ("keys", "timeout_ms", "timeout_reply", "argv", "wake_type", "wake_on_nokey")
+    __slots__ = ("keys", "timeout_ms", "timeout_reply", "argv", "wake_type", "wake_on_nokey",
+                 "recheck_ms")
 
     def __init__(self, keys: list[bytes], timeout_ms: int, timeout_reply: Any = NULL_ARRAY,
                  argv: list[bytes] | None = None, wake_type: type | None = None,
-                 wake_on_nokey: bool = False) -> None:
+                 wake_on_nokey: bool = False, recheck_ms: int = 0) -> None:
         self.keys = keys
         self.timeout_ms = timeout_ms
         self.timeout_reply = timeout_reply
         self.argv = argv
         self.wake_type = wake_type
         self.wake_on_nokey = wake_on_nokey
+        self.recheck_ms = recheck_ms
 
 
 class BlockedState:
     """A parked client: the command and argv to re-run, in the database it was sent to."""
 
-    __slots__ = ("client", "request", "command", "argv", "db", "timer")
+    __slots__ = ("client", "request", "command", "argv", "db", "timer", "recheck")
 
     def __init__(self, client: Client, request: Block, command: Command, argv: list[bytes],
                  db: int) -> None:
@@ -74,6 +79,7 @@ class BlockedState:
         self.argv = argv
         self.db = db
         self.timer: asyncio.TimerHandle | None = None
+        self.recheck: asyncio.TimerHandle | None = None
 
 
 class BlockingManager:
@@ -116,7 +122,28 @@ class BlockingManager:
             self.waiters.setdefault((state.db, key), {})[client] = None
         if request.timeout_ms > 0:
             state.timer = self.loop.call_later(request.timeout_ms / 1000, self._timed_out, client)
+        self._set_recheck(state, request.recheck_ms)
         self.blocked_count += 1
+
+    def blocked_again(self, client: Client, request: Block) -> None:
+        """A re-run of client's command would block again: it stays where it was, with its
+        deadline; only its next recheck is the new run's."""
+        state = client.blocked
+        if state is not None:
+            self._set_recheck(state, request.recheck_ms)
+
+    def _set_recheck(self, state: BlockedState, recheck_ms: int) -> None:
+        if state.recheck is not None:
+            state.recheck.cancel()
+            state.recheck = None
+        if recheck_ms > 0:
+            state.recheck = self.loop.call_later(recheck_ms / 1000, self._recheck, state.client)
+
+    def _recheck(self, client: Client) -> None:
+        state = client.blocked
+        if state is not None:
+            state.recheck = None
+            self._rerun(client, state)
 
     def signal_ready(self, db: int, key: bytes) -> None:
         """Called by the keyspace on writes and deletions; cheap when nobody waits on the key."""
@@ -152,23 +179,26 @@ class BlockingManager:
                 wake_type = request.wake_type
                 if wake_type is not None and type(_live_value(client, db, key)) is not wake_type:
                     continue
-            try:
-                reply = self._reexecute(client, state.command, state.argv)
-            except Exception as exc:  # one failing command must not leave the others parked
-                log.exception("internal error re-running %r for a blocked client",
-                              state.command.name)
-                reply = internal_error(state.command.name, exc)
-            if reply is BLOCKED:
-                continue
-            self._forget(client)
-            try:
-                client.resume_after_block(reply)
-            except Exception:
-                # From the commands it had pipelined behind: their replies may be lost, so
-                # what was answered goes out and the connection closes.
-                log.exception("internal error resuming client id=%d", client.id)
-                client.close_after_reply = True
-                client.pending_writes.add(client)
+            self._rerun(client, state)
+
+    def _rerun(self, client: Client, state: BlockedState) -> None:
+        """Re-run a parked client's command: release it with the reply, or leave it parked."""
+        try:
+            reply = self._reexecute(client, state.command, state.argv)
+        except Exception as exc:  # one failing command must not leave the others parked
+            log.exception("internal error re-running %r for a blocked client", state.command.name)
+            reply = internal_error(state.command.name, exc)
+        if reply is BLOCKED:
+            return
+        self._forget(client)
+        try:
+            client.resume_after_block(reply)
+        except Exception:
+            # From the commands it had pipelined behind: their replies may be lost, so what was
+            # answered goes out and the connection closes.
+            log.exception("internal error resuming client id=%d", client.id)
+            client.close_after_reply = True
+            client.pending_writes.add(client)
 
     def unblock(self, client: Client, reply: Any) -> None:
         """Release a parked client with `reply`, then let it go on with its pipeline."""
@@ -206,6 +236,8 @@ class BlockingManager:
         self.blocked_count -= 1
         if state.timer is not None:
             state.timer.cancel()
+        if state.recheck is not None:
+            state.recheck.cancel()
         for key in state.request.keys:
             parked = self.waiters.get((state.db, key))
             if parked is not None:

@@ -169,7 +169,9 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
         cmd.failed_calls += 1
     elif type(reply) is Block:
         if client.reprocessing:
-            return BLOCKED  # still nothing to return: it stays parked where it was
+            # Still nothing to return: it stays parked where it was.
+            client.server.blocking.blocked_again(client, reply)
+            return BLOCKED
         if client.in_exec or client.multi is not None:
             # Inside a transaction a blocking command cannot wait: it answers as on timeout.
             return reply.timeout_reply

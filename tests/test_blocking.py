@@ -69,6 +69,19 @@ def _pop_unencodable_on_rerun(client: Client, argv: list[bytes]) -> Any:
     return Block([argv[1]], 0, NULL_ARRAY, None, Box)
 
 
+# test.bwait key runs remaining-ms timeout-ms: completes once it has run `runs` times, asking to be
+# re-run every `every` ms meanwhile (a command that time alone lets complete, like CLAIM).
+_RUNS: dict[bytes, int] = {}
+
+
+def _wait_for_runs(client: Client, argv: list[bytes]) -> Any:
+    key = argv[1]
+    _RUNS[key] = _RUNS.get(key, 0) + 1
+    if _RUNS[key] >= int(argv[2]):
+        return b"done after %d runs" % _RUNS[key]
+    return Block([key], int(argv[4]), NULL_ARRAY, None, Box, False, int(argv[3]))
+
+
 @pytest.fixture(scope="module", autouse=True)
 def box_commands() -> Iterator[None]:
     added = [
@@ -76,6 +89,7 @@ def box_commands() -> Iterator[None]:
         add_command("test.bpop", -3, "write blocking", handler=_pop),
         add_command("test.bfail", 2, "write blocking", handler=_pop_failing_on_rerun),
         add_command("test.bbad", 2, "write blocking", handler=_pop_unencodable_on_rerun),
+        add_command("test.bwait", 5, "write blocking", handler=_wait_for_runs),
     ]
     yield
     for cmd in added:
@@ -139,6 +153,29 @@ def entry_reply(key: bytes, eid: bytes, field: bytes, value: bytes) -> bytes:
 
 
 # --- serving order and re-execution ---------------------------------------------------------------
+
+
+def test_a_recheck_reruns_the_command_without_a_write(node: Node) -> None:
+    # Time alone completes test.bwait (its third run): rechecks re-run it, each run that blocks
+    # again setting the next; a neighbour parked on the same key is not re-run by them.
+    other = node.client()
+    node.run(other, "test.bpop", "k", 0)
+    c = node.client()
+    assert node.run(c, "test.bwait", "k", 3, 20, 0) == b""
+    node.settle(0.03)
+    assert _RUNS[b"k"] == 2 and take(c) == b""
+    node.settle(0.03)
+    assert take(c) == b"$17\r\ndone after 3 runs\r\n"
+    assert take(other) == b"" and other.blocked is not None
+    node.blocking.disconnected(other)
+
+
+def test_a_released_client_loses_its_recheck(node: Node) -> None:
+    c = node.client()
+    assert node.run(c, "test.bwait", "gone", 99, 20, 10) == b""
+    node.settle(0.05)  # the deadline (10 ms) comes first: the recheck timer goes with the client
+    assert take(c) == NULL
+    assert _RUNS[b"gone"] == 1
 
 
 def test_rerun_that_blocks_again_keeps_its_place_in_line(node: Node) -> None:

@@ -152,13 +152,13 @@ def _claim_and_read(client: Client, key: bytes, s: Stream, g: ConsumerGroup, c: 
     return bool(claimed or eids or dropped), len(claimed) + len(eids)
 
 
-def _wake_when_claimable(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
-                         group: bytes, min_idle: int) -> None:
-    """Have a blocked CLAIM reader re-run when the first pending entry of its `>` streams has
-    been idle min_idle ms (a write re-runs it anyway). A re-run that finds nothing claimable,
-    the entry having been acknowledged or claimed meanwhile, sets the next such moment."""
+def _ms_until_claimable(db: Database, keys: list[bytes], id_args: list[bytes], group: bytes,
+                        min_idle: int) -> int:
+    """When a blocked CLAIM reader must re-run although no key is written: in how many ms the
+    first pending entry of its `>` streams will have been idle min_idle ms (0: none pending).
+    A re-run that then finds nothing claimable (the entry was acknowledged or claimed meanwhile)
+    blocks again with the next such moment."""
     first: int | None = None
-    first_key = b""
     for j in range(len(keys)):
         if id_args[j] != b">":
             continue
@@ -169,14 +169,11 @@ def _wake_when_claimable(client: Client, db: Database, keys: list[bytes], id_arg
         t = g.next_claimable(min_idle)
         if t is not None and (first is None or t < first):
             first = t
-            first_key = keys[j]
     if first is None:
-        return
+        return 0
     # One millisecond more: the wall clock and the loop's clock need not tick together, and a
-    # re-run a little early would only set another timer.
-    delay = (first - now_ms() + 1) / 1000
-    client.server.blocking.loop.call_later(max(delay, 0.0), client.keyspace.signal_ready,
-                                           db.index, first_key)
+    # re-run a little early would only block again.
+    return max(first - now_ms() + 1, 1)
 
 
 def _budget_limit(budget: ReplyBudget, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer,
@@ -283,8 +280,7 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
         return xread_reply(client, served)
     if timeout < 0:
         return NULL_ARRAY
-    if claim >= 0 and not client.in_exec:
-        _wake_when_claimable(client, db, keys, id_args, group, claim)
+    recheck = _ms_until_claimable(db, keys, id_args, group, claim) if claim >= 0 else 0
     # Only `>` reads get here (a history read is always served), so waiting makes sense. Any
     # change of a key re-runs it, a deletion or a new type too: then it fails as it would now.
-    return Block(keys, timeout, NULL_ARRAY, None, Stream, True)
+    return Block(keys, timeout, NULL_ARRAY, None, Stream, True, recheck)
