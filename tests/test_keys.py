@@ -317,23 +317,18 @@ def test_copy_expired_source_copies_nothing(r: redis.Redis) -> None:
     assert r.copy("src", "dst") is False
 
 
-def test_duplicate_helper_deep_copies() -> None:
-    from server.commands.keys import duplicate
+def test_every_value_class_has_a_registered_type() -> None:
+    from server import value_types
+    from server.command_table import load_handlers
+    from streams import Stream
 
-    class WithCopy:
-        def __init__(self) -> None:
-            self.items = [1]
-
-        def copy(self) -> str:
-            return "copied"
-
-    nested = {b"f": [b"a"]}
-    dup = duplicate(nested)
-    dup[b"f"].append(b"b")  # type: ignore[index]
-    assert nested == {b"f": [b"a"]}
-    assert duplicate(WithCopy()) == "copied"
-    value = b"immutable"
-    assert duplicate(value) is value
+    load_handlers()
+    assert value_types.of(b"x").name == b"string"
+    stream = Stream()
+    assert value_types.of(stream).name == b"stream"
+    assert value_types.of(stream).copy(stream) is not stream
+    with pytest.raises(TypeError):
+        value_types.of([b"a python list is no value type"])
 
 
 # --- SCAN ---------------------------------------------------------------------------------------

@@ -3,13 +3,13 @@ COPY, DBSIZE, FLUSHDB, FLUSHALL."""
 
 from __future__ import annotations
 
-import copy
 from array import array
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, SimpleString
+from server import value_types
 from server.command_table import command
 from server.glob import compile_glob
 from server.keyspace import TYPE_NAMES, Database, type_name
@@ -172,18 +172,6 @@ def renamenx(client: Client, argv: list[bytes]) -> Any:
     return _rename(client, argv, nx=True)
 
 
-def duplicate(value: Any) -> Any:
-    """An independent copy of a value: later writes to either must not show in the other."""
-    cls = type(value)
-    if cls is bytes:
-        return value  # immutable
-    # Builtin containers' copy() is shallow: only a value class's own copy() is trusted to be deep.
-    copier = getattr(value, "copy", None)
-    if copier is not None and cls.__module__ != "builtins":
-        return copier()
-    return copy.deepcopy(value)
-
-
 @command("copy", -3, "write denyoom", keys=(1, 2, 1), group="generic", since="6.2.0",
          summary="Copies the value of a key to a new key.",
          complexity="O(N) worst case for collections, where N is the number of nested items. O(1) "
@@ -219,7 +207,7 @@ def copy_(client: Client, argv: list[bytes]) -> Any:
         if not replace:
             return 0
         dst_db.delete(dst)
-    dst_db.add(dst, duplicate(value))
+    dst_db.add(dst, value_types.of(value).copy(value))
     if expire is not None:
         dst_db.set_expire(dst, expire)
     dst_db.keyspace.signal_ready(dst_db.index, dst)

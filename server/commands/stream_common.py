@@ -7,15 +7,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol.reply import ErrorReply
+from server import value_types
 from server.command_table import on_server_start
-from server.keyspace import TYPE_NAMES
+from server.commands.stream_rewrite import stream_commands
 from streams import Stream
 
 if TYPE_CHECKING:
     from server.connection import Client
     from server.server import Server
 
-TYPE_NAMES[Stream] = b"stream"
+
+
+def _stream_memory(stream: Stream, _samples: int) -> int:
+    # The packed nodes, plus a rough per-record cost of the groups' pending entries.
+    size = sum(node.nbytes() for node in stream.store.nodes) + 200
+    for group in stream.iter_groups():
+        size += 100 + 120 * len(group.pel)
+    return size
+
+
+value_types.register(value_types.ValueType(
+    Stream, b"stream", stream_commands, Stream.copy, lambda _s, _c: b"stream", _stream_memory))
 
 SYNTAX_ERROR = ErrorReply("ERR syntax error")
 
