@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 import redis
 
-from server.commands.strings import format_long_double, parse_long_double
+from protocol.floats import format_long_double, parse_long_double
 from tests.helpers import assert_same_as_redis, call_raw, exec_after_change
 from tests.serverproc import RawConnection
 

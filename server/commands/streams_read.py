@@ -10,8 +10,8 @@ from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from protocol.stream_resp import append_run, entry_reply, reply_end, reply_start
 from server.blocking import Block
 from server.command_table import command, key_spec, streams_key_spec
+from server.commands.block_timeout import parse_timeout_ms
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
-from server.keyspace import now_ms
 from streams import Consumer, ConsumerGroup, Stream, format_id
 from streams.ids import parse_range_end, parse_range_start, parse_read_id
 
@@ -19,11 +19,6 @@ if TYPE_CHECKING:
     from server.connection import Client
     from server.entry_cache import EntryCache
 
-_LLONG_MAX = (1 << 63) - 1
-_CLOCK_BOUND = 1 << 48  # milliseconds: the Unix clock reaches it in the year 10889
-_TIMEOUT_NOT_INT = ErrorReply("ERR timeout is not an integer or out of range")
-_TIMEOUT_NEGATIVE = ErrorReply("ERR timeout is negative")
-_TIMEOUT_RANGE = ErrorReply("ERR timeout is out of range")
 _UNBALANCED = ErrorReply("ERR Unbalanced 'xread' list of streams: for each stream key an ID or "
                          "'$' must be specified.")
 _GROUP_ONLY = ErrorReply("ERR The GROUP option is only supported by XREADGROUP. You called XREAD "
@@ -137,18 +132,6 @@ def xread_key_positions(argv: list[bytes]) -> list[int]:
     if num == 0 or num & 1:
         return []
     return list(range(streams + 1, streams + 1 + num // 2))
-
-
-def parse_block_timeout(arg: bytes) -> int:
-    """BLOCK's milliseconds (0 = forever), with Redis's checks and texts."""
-    timeout = parse_int(arg, _TIMEOUT_NOT_INT)
-    if timeout < 0:
-        raise _TIMEOUT_NEGATIVE
-    # Redis adds the current time to it: only a timeout within a clock reading of the limit
-    # can overflow (the clock is read for those alone; a woken command parses it again).
-    if timeout > _LLONG_MAX - _CLOCK_BOUND and timeout > _LLONG_MAX - now_ms():
-        raise _TIMEOUT_RANGE
-    return timeout
 
 
 def xread_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
@@ -375,7 +358,7 @@ def xread(client: Client, argv: list[bytes]) -> Any:
         opt = argv[i].lower()
         more = i + 1 < argc
         if opt == b"block" and more:
-            timeout = parse_block_timeout(argv[i + 1])
+            timeout = parse_timeout_ms(argv[i + 1])
             i += 1
         elif opt == b"count" and more:
             count = max(parse_int(argv[i + 1]), 0)

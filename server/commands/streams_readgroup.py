@@ -24,6 +24,7 @@ from protocol.reply import NULL_ARRAY, ErrorReply
 from protocol.stream_resp import claim_reply, entries_reply, runs_reply
 from server.blocking import Block
 from server.command_table import command, streams_key_spec
+from server.commands.block_timeout import parse_timeout_ms
 from server.commands.stream_common import SYNTAX_ERROR
 from server.commands.stream_propagate import (
     claim_effect,
@@ -38,7 +39,6 @@ from server.commands.streams_read import (
     MAXSIZE_ARG,
     MAXSIZE_NOT_POSITIVE,
     ReplyBudget,
-    parse_block_timeout,
     parse_limit,
     xread_key_positions,
     xread_reply,
@@ -241,7 +241,7 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
                 count = 0
         elif opt == b"block" and more:
             i += 1
-            timeout = parse_block_timeout(argv[i])
+            timeout = parse_timeout_ms(argv[i])
         elif opt == b"streams" and more:
             streams_at = i + 1
             if (argc - streams_at) & 1:

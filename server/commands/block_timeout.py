@@ -1,0 +1,51 @@
+"""The timeouts of blocking commands, parsed as Redis's getTimeoutFromObjectOrReply does.
+
+XREAD/XREADGROUP BLOCK take integer milliseconds; BLPOP, BLMOVE, BZPOPMIN and the other list and
+sorted-set blocking commands take seconds, fractional ones included, read as a long double and
+rounded up to the next millisecond. Both give milliseconds, 0 meaning "wait forever".
+"""
+
+from __future__ import annotations
+
+import math
+
+from protocol.floats import parse_long_double, round_long_double
+from protocol.numbers import parse_int
+from protocol.reply import ErrorReply
+from server.keyspace import now_ms
+
+TIMEOUT_NOT_INT = ErrorReply("ERR timeout is not an integer or out of range")
+TIMEOUT_NOT_FLOAT = ErrorReply("ERR timeout is not a float or out of range")
+TIMEOUT_NEGATIVE = ErrorReply("ERR timeout is negative")
+TIMEOUT_RANGE = ErrorReply("ERR timeout is out of range")
+
+_LLONG_MAX = (1 << 63) - 1
+_CLOCK_BOUND = 1 << 48  # milliseconds: the Unix clock reaches it in the year 10889
+
+
+def _check(timeout: int) -> int:
+    if timeout < 0:
+        raise TIMEOUT_NEGATIVE
+    # Redis adds the current time to it: only a timeout within a clock reading of the limit
+    # can overflow (the clock is read for those alone; a woken command parses it again).
+    if timeout > _LLONG_MAX - _CLOCK_BOUND and timeout > _LLONG_MAX - now_ms():
+        raise TIMEOUT_RANGE
+    return timeout
+
+
+def parse_timeout_ms(arg: bytes) -> int:
+    """BLOCK's milliseconds (0 = forever), with Redis's checks and texts."""
+    return _check(parse_int(arg, TIMEOUT_NOT_INT))
+
+
+def parse_timeout_seconds(arg: bytes) -> int:
+    """A timeout in seconds (BLPOP ... timeout), as milliseconds rounded up (0 = forever)."""
+    seconds = parse_long_double(arg, TIMEOUT_NOT_FLOAT)
+    # ftval *= 1000.0 in long double arithmetic: rounded, so 0.1 s is 100 ms, not 101.
+    millis = seconds * 1000 if isinstance(seconds, float) else round_long_double(seconds * 1000)
+    if millis > _LLONG_MAX:  # +inf included
+        raise TIMEOUT_RANGE
+    if isinstance(millis, float):  # -inf
+        raise TIMEOUT_NEGATIVE
+    # Rounded up before the sign is checked: -0.0001 seconds is 0, "forever", as in Redis.
+    return _check(math.ceil(millis))
