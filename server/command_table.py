@@ -24,6 +24,7 @@ RunHandler = Callable[["Client", list[list[bytes]], int], int]
 _GROUP_CATEGORIES = {
     "string": "string", "stream": "stream", "generic": "keyspace", "connection": "connection",
     "transactions": "transaction", "server": "", "scripting": "scripting", "pubsub": "pubsub",
+    "list": "list", "hash": "hash", "set": "set", "sorted_set": "sortedset", "bitmap": "bitmap",
 }
 
 
