@@ -96,6 +96,15 @@ class PendingList:
         else:
             self._order.extend(eids)
 
+    def extend_same(self, eids: list[int], value: Any) -> None:
+        """`extend_new` with one value for every ID: a batch delivered together shares one
+        record (records are never changed in place, only replaced)."""
+        self._map.update(dict.fromkeys(eids, value))
+        if self._sorted is not None:
+            self._sorted.update(eids)
+        else:
+            self._order.extend(eids)
+
     def pop(self, eid: int, default: Any = _MISSING) -> Any:
         m = self._map
         pe = m.pop(eid, _MISSING)
@@ -224,3 +233,195 @@ class PendingList:
 
     def __repr__(self) -> str:
         return f"PendingList({dict(self.items())!r})"
+
+
+class PendingIds:
+    """A consumer's pending entries: their IDs only, in ID order.
+
+    The records themselves (owner, delivery time, count) live once, in the group's PEL; a
+    consumer needs only which IDs it owns, in order (XPENDING ... consumer, XREADGROUP with an
+    ID, XGROUP DELCONSUMER, XINFO). So instead of a second ID -> record map (about 50 bytes an
+    entry), this keeps the IDs ascending in `_order` with a live flag each in `_live`: nine
+    bytes an entry, the ID objects being shared with the group's PEL. Removal marks the flag;
+    as in `PendingList`, both ends of the list stay live and the stale slots are dropped once
+    they outnumber the live ones. A long list that gets an ID below its last one switches to a
+    SortedList of the live IDs.
+    """
+
+    __slots__ = ("_order", "_live", "_head", "_len", "_sorted")
+
+    def __init__(self) -> None:
+        self._order: list[int] = []
+        self._live = bytearray()
+        self._head = 0
+        self._len = 0
+        self._sorted: SortedList | None = None
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __bool__(self) -> bool:
+        return self._len > 0
+
+    def _find(self, eid: int) -> int:
+        """The slot of eid in append mode, or -1."""
+        order = self._order
+        i = bisect_left(order, eid, self._head)
+        if i < len(order) and order[i] == eid:
+            return i
+        return -1
+
+    def __contains__(self, eid: int) -> bool:
+        sl = self._sorted
+        if sl is not None:
+            return eid in sl
+        i = self._find(eid)
+        return i >= 0 and self._live[i] == 1
+
+    def add(self, eid: int) -> None:
+        """Own eid (nothing happens if it is owned already)."""
+        sl = self._sorted
+        if sl is not None:
+            if eid not in sl:
+                sl.add(eid)
+                self._len += 1
+            return
+        order = self._order
+        live = self._live
+        if not self._len:
+            self._reset()
+            order = self._order
+            live = self._live
+        if not order or eid > order[-1]:
+            order.append(eid)
+            live.append(1)
+            self._len += 1
+            return
+        head = self._head
+        i = bisect_left(order, eid, head)
+        if i < len(order) and order[i] == eid:
+            if not live[i]:
+                live[i] = 1  # its stale slot comes back to life
+                self._len += 1
+            return
+        if i == head and i > 0:
+            # Just before the first live ID: over the consumed slot in front of it.
+            order[i - 1] = eid
+            live[i - 1] = 1
+            self._head = i - 1
+        elif len(order) - head <= _SMALL:
+            order.insert(i, eid)
+            live.insert(i, 1)
+        else:
+            self._sorted = SortedList(self._live_ids())
+            self._sorted.add(eid)
+            self._order = []
+            self._live = bytearray()
+            self._head = 0
+        self._len += 1
+
+    def extend_new(self, eids: list[int]) -> None:
+        """Own IDs that ascend and are all greater than every ID held (XREADGROUP `>`)."""
+        if self._sorted is not None:
+            self._sorted.update(eids)
+        else:
+            if not self._len:
+                self._reset()
+            self._order.extend(eids)
+            self._live.extend(b"\x01" * len(eids))
+        self._len += len(eids)
+
+    def discard(self, eid: int) -> bool:
+        """Stop owning eid; whether it was owned."""
+        sl = self._sorted
+        if sl is not None:
+            if eid not in sl:
+                return False
+            sl.remove(eid)
+            self._len -= 1
+            if not self._len:
+                self._reset()
+            return True
+        order = self._order
+        live = self._live
+        head = self._head
+        if head < len(order) and order[head] == eid:  # acknowledgements mostly come in order
+            i = head
+        else:
+            i = self._find(eid)
+            if i < 0:
+                return False
+        if not live[i]:
+            return False
+        live[i] = 0
+        self._len -= 1
+        if not self._len:
+            self._reset()
+            return True
+        if i == head:
+            head += 1
+            while not live[head]:
+                head += 1
+            self._head = head
+        elif i == len(order) - 1:
+            while not live[-1]:
+                order.pop()
+                live.pop()
+        self._tidy()
+        return True
+
+    def discard_many(self, eids: Iterable[int]) -> int:
+        """Stop owning every ID given (repeats and IDs not owned are skipped); how many were."""
+        n = 0
+        for eid in eids:
+            if self.discard(eid):
+                n += 1
+        return n
+
+    def _tidy(self) -> None:
+        order = self._order
+        head = self._head
+        if head > _SLACK and head > len(order) >> 1:
+            # Drop the consumed front (new lists, so nothing shifts under an index).
+            self._order = order[head:]
+            self._live = self._live[head:]
+            self._head = 0
+        elif len(order) - head > 2 * self._len + _SLACK:
+            ids = self._live_ids()
+            self._order = ids
+            self._live = bytearray(b"\x01" * len(ids))
+            self._head = 0
+
+    def _live_ids(self) -> list[int]:
+        live = self._live
+        return [eid for i, eid in enumerate(self._order) if i >= self._head and live[i]]
+
+    def _reset(self) -> None:
+        self._order = []
+        self._live = bytearray()
+        self._head = 0
+        self._sorted = None
+
+    def irange(self, minimum: int | None = None, maximum: int | None = None) -> Iterator[int]:
+        """Owned IDs in [minimum, maximum] (either end open when None), ascending."""
+        sl = self._sorted
+        if sl is not None:
+            yield from sl.irange(minimum, maximum)
+            return
+        order = self._order
+        live = self._live
+        i = self._head if minimum is None else bisect_left(order, minimum, self._head)
+        n = len(order)
+        while i < n:
+            eid = order[i]
+            if maximum is not None and eid > maximum:
+                return
+            if live[i]:
+                yield eid
+            i += 1
+
+    def __iter__(self) -> Iterator[int]:
+        return self.irange()
+
+    def __repr__(self) -> str:
+        return f"PendingIds({list(self)!r})"

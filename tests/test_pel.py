@@ -1,4 +1,5 @@
-"""PendingList (streams/pel.py) against a plain dict, sorted on every read: every mode and switch."""
+"""PendingList and PendingIds (streams/pel.py) against a plain dict / set, sorted on every read:
+every mode and switch."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from streams import pel as pel_module
-from streams.pel import PendingList
+from streams.pel import PendingIds, PendingList
 
 
 class PelModel(RuleBasedStateMachine):
@@ -101,6 +102,66 @@ class PelModel(RuleBasedStateMachine):
             assert k in self.pel and self.pel[k] is self.model[k] and self.pel.get(k) is self.model[k]
 
 
+class IdsModel(RuleBasedStateMachine):
+    """A consumer's PendingIds against a set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids = PendingIds()
+        self.model: set[int] = set()
+
+    @rule(n=st.integers(min_value=1, max_value=40))
+    def deliver_batch(self, n: int) -> None:
+        start = max(self.model, default=0) + 1
+        eids = list(range(start, start + n))
+        self.ids.extend_new(eids)
+        self.model.update(eids)
+
+    @rule(eid=st.integers(min_value=1, max_value=400))
+    def add_any(self, eid: int) -> None:
+        self.ids.add(eid)
+        self.model.add(eid)
+
+    @rule(data=st.data())
+    def discard_oldest(self, data: st.DataObject) -> None:
+        k = data.draw(st.integers(min_value=1, max_value=30))
+        eids = sorted(self.model)[:k]
+        assert self.ids.discard_many(eids) == len(eids)
+        self.model.difference_update(eids)
+
+    @rule(data=st.data())
+    def discard_newest(self, data: st.DataObject) -> None:
+        k = data.draw(st.integers(min_value=1, max_value=10))
+        for eid in sorted(self.model)[-k:]:
+            assert self.ids.discard(eid)
+            self.model.discard(eid)
+
+    @rule(eids=st.lists(st.integers(min_value=0, max_value=420), max_size=12))
+    def discard_any(self, eids: list[int]) -> None:
+        expected = 0
+        for eid in eids:
+            if eid in self.model:
+                self.model.discard(eid)
+                expected += 1
+        assert self.ids.discard_many(eids) == expected
+
+    @rule(lo=st.none() | st.integers(min_value=0, max_value=420),
+          hi=st.none() | st.integers(min_value=0, max_value=420))
+    def irange(self, lo: int | None, hi: int | None) -> None:
+        want = [k for k in sorted(self.model)
+                if (lo is None or k >= lo) and (hi is None or k <= hi)]
+        assert list(self.ids.irange(lo, hi)) == want
+
+    @invariant()
+    def same_content(self) -> None:
+        keys = sorted(self.model)
+        assert len(self.ids) == len(keys) and bool(self.ids) == bool(keys)
+        assert list(self.ids) == keys
+        for k in keys[:3] + keys[-3:]:
+            assert k in self.ids
+        assert (keys[-1] + 1 if keys else 0) not in self.ids
+
+
 @pytest.fixture
 def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     # Small enough that the sorted mode and the rebuilds happen within a few dozen steps.
@@ -118,6 +179,29 @@ def test_model_with_small_limits(small_limits: None) -> None:
     run_state_machine_as_test(PelModel, settings=settings(
         max_examples=300, stateful_step_count=60, deadline=None,
         suppress_health_check=list(HealthCheck)))
+
+
+def test_ids_model_with_production_limits() -> None:
+    run_state_machine_as_test(IdsModel, settings=settings(
+        max_examples=150, stateful_step_count=60, deadline=None,
+        suppress_health_check=list(HealthCheck)))
+
+
+def test_ids_model_with_small_limits(small_limits: None) -> None:
+    run_state_machine_as_test(IdsModel, settings=settings(
+        max_examples=300, stateful_step_count=60, deadline=None,
+        suppress_health_check=list(HealthCheck)))
+
+
+def test_ids_in_order_traffic_stays_bounded() -> None:
+    ids = PendingIds()
+    top = 0
+    for _ in range(2000):
+        batch = list(range(top + 1, top + 11))
+        top += 10
+        ids.extend_new(batch)
+        assert ids.discard_many(batch) == 10
+    assert not ids and len(ids._order) <= 200
 
 
 def test_in_order_traffic_stays_in_append_mode_and_bounded() -> None:
