@@ -212,11 +212,15 @@ class PendingList:
         order = self._order
         m = self._map
         i = self._head if minimum is None else bisect_left(order, minimum, self._head)
-        for eid in islice(order, i, None):
+        # An index walk, not islice(order, i, None), which would step over the first i slots.
+        n = len(order)
+        while i < n:
+            eid = order[i]
             if maximum is not None and eid > maximum:
                 return
             if eid in m:
                 yield eid
+            i += 1
 
     def __iter__(self) -> Iterator[int]:
         return self.irange()
