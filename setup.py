@@ -24,6 +24,7 @@ from setuptools.command.build_ext import build_ext
 # subclass builtins (protocol/reply.py) or run once (config, CLI, persistence) stay Python.
 COMPILED = [
     "protocol/encoder.py",
+    "protocol/numbers.py",
     "protocol/parser.py",
     "protocol/stream_resp.py",
     "server/blocking.py",
