@@ -31,10 +31,18 @@ from sortedcontainers import SortedList
 _MISSING: Any = object()
 _SLACK = 64  # stale slots tolerated before a rebuild, so small lists never rebuild
 _SMALL = 512  # up to this many slots an out-of-order insertion is a list insert, not a mode switch
+# A stream ID is ms << 64 | seq, and Python hashes an int modulo 2**61 - 1, where 2**64 is 8: the
+# hash is 8 * ms + seq, so (ms, seq) and (ms + 1, seq - 8) collide. A million IDs written in
+# bursts of 1,000 per millisecond have only about 9,000 distinct hashes, and a dict of them
+# compares a hundred keys per lookup. Past _MIX_AT entries (below it, collision chains stay a
+# few keys long) a PEL keys its map by mix(eid) = eid + ms * _MIX: injective (ms * _MIX < 2**64),
+# and hashing as ms * (8 + _MIX) + seq, which scatters neighbouring milliseconds.
+_MIX = 0x9E3779B97F4A7C15
+_MIX_AT = 1024
 
 
 class PendingList:
-    __slots__ = ("_map", "_order", "_head", "_sorted")
+    __slots__ = ("_map", "_order", "_head", "_sorted", "_mixed")
 
     def __init__(self) -> None:
         self._map: dict[int, Any] = {}
@@ -43,6 +51,8 @@ class PendingList:
         self._order: list[int] = []
         self._head = 0
         self._sorted: SortedList | None = None  # sorted mode: exactly the live IDs
+        # Past _MIX_AT entries, _map is keyed by mix(eid) instead of eid (see mix()).
+        self._mixed = False
 
     def __len__(self) -> int:
         return len(self._map)
@@ -50,18 +60,30 @@ class PendingList:
     def __bool__(self) -> bool:
         return bool(self._map)
 
+    def _key(self, eid: int) -> int:
+        return eid + (eid >> 64) * _MIX if self._mixed else eid
+
+    def _live(self, eid: int) -> bool:
+        return (eid + (eid >> 64) * _MIX if self._mixed else eid) in self._map
+
+    def _grown(self) -> None:
+        if not self._mixed and len(self._map) > _MIX_AT:
+            self._mixed = True
+            self._map = {eid + (eid >> 64) * _MIX: pe for eid, pe in self._map.items()}
+
     def __contains__(self, eid: int) -> bool:
-        return eid in self._map
+        return self._key(eid) in self._map
 
     def __getitem__(self, eid: int) -> Any:
-        return self._map[eid]
+        return self._map[self._key(eid)]
 
     def get(self, eid: int, default: Any = None) -> Any:
-        return self._map.get(eid, default)
+        return self._map.get(self._key(eid), default)
 
     def __setitem__(self, eid: int, pe: Any) -> None:
         m = self._map
-        if eid not in m:
+        key = self._key(eid)
+        if key not in m:
             sl = self._sorted
             if sl is not None:
                 sl.add(eid)
@@ -82,7 +104,10 @@ class PendingList:
                         order.insert(i, eid)  # a short move: stay in append mode
                     else:
                         self._to_sorted(eid)
-        m[eid] = pe
+            m[key] = pe
+            self._grown()
+        else:
+            m[key] = pe
 
     def extend_new(self, eids: list[int], values: list[Any]) -> None:
         """Add entries whose IDs ascend and are all greater than every ID held (`last()`).
@@ -90,7 +115,11 @@ class PendingList:
         What XREADGROUP `>` delivers: one dict update and one list extend for the whole batch,
         instead of an insertion per entry. The caller checks the precondition.
         """
-        self._map.update(zip(eids, values, strict=True))
+        if self._mixed:
+            self._map.update(zip([eid + (eid >> 64) * _MIX for eid in eids], values, strict=True))
+        else:
+            self._map.update(zip(eids, values, strict=True))
+            self._grown()
         if self._sorted is not None:
             self._sorted.update(eids)
         else:
@@ -99,7 +128,11 @@ class PendingList:
     def extend_same(self, eids: list[int], value: Any) -> None:
         """`extend_new` with one value for every ID: a batch delivered together shares one
         record (records are never changed in place, only replaced)."""
-        self._map.update(dict.fromkeys(eids, value))
+        if self._mixed:
+            self._map.update(dict.fromkeys([eid + (eid >> 64) * _MIX for eid in eids], value))
+        else:
+            self._map.update(dict.fromkeys(eids, value))
+            self._grown()
         if self._sorted is not None:
             self._sorted.update(eids)
         else:
@@ -107,7 +140,7 @@ class PendingList:
 
     def pop(self, eid: int, default: Any = _MISSING) -> Any:
         m = self._map
-        pe = m.pop(eid, _MISSING)
+        pe = m.pop(self._key(eid), _MISSING)
         if pe is _MISSING:
             if default is _MISSING:
                 raise KeyError(eid)
@@ -122,7 +155,7 @@ class PendingList:
             head = self._head
             if order[head] == eid:  # acknowledgements mostly come in delivery order
                 head += 1
-                while order[head] not in m:
+                while not self._live(order[head]):
                     head += 1
                 if head > _SLACK and head > len(order) >> 1:
                     # Drop the consumed front (a new list, so nothing shifts under an index).
@@ -131,10 +164,10 @@ class PendingList:
                 self._head = head
             elif order[-1] == eid:
                 order.pop()
-                while order[-1] not in m:
+                while not self._live(order[-1]):
                     order.pop()
             elif len(order) - head > 2 * len(m) + _SLACK:
-                self._order = [k for k in islice(order, head, None) if k in m]
+                self._order = [k for k in islice(order, head, None) if self._live(k)]
                 self._head = 0
         return pe
 
@@ -147,7 +180,7 @@ class PendingList:
         popped = []
         removed = []
         for eid in eids:
-            pe = m.pop(eid, _MISSING)
+            pe = m.pop(self._key(eid), _MISSING)
             if pe is not _MISSING:
                 popped.append(pe)
                 removed.append(eid)
@@ -161,15 +194,15 @@ class PendingList:
         else:
             order = self._order
             head = self._head
-            while order[head] not in m:
+            while not self._live(order[head]):
                 head += 1
-            while order[-1] not in m:
+            while not self._live(order[-1]):
                 order.pop()
             if head > _SLACK and head > len(order) >> 1:
                 self._order = order[head:]
                 head = 0
             elif len(order) - head > 2 * len(m) + _SLACK:
-                self._order = [k for k in islice(order, head, None) if k in m]
+                self._order = [k for k in islice(order, head, None) if self._live(k)]
                 head = 0
             self._head = head
         return popped
@@ -179,13 +212,13 @@ class PendingList:
         self._order = []
         self._head = 0
         self._sorted = None
+        self._mixed = False
 
     def __delitem__(self, eid: int) -> None:
         self.pop(eid)
 
     def _to_sorted(self, eid: int) -> None:
-        m = self._map
-        sl = SortedList([k for k in islice(self._order, self._head, None) if k in m])
+        sl = SortedList([k for k in islice(self._order, self._head, None) if self._live(k)])
         sl.add(eid)
         self._sorted = sl
         self._order = []
@@ -210,7 +243,6 @@ class PendingList:
             yield from sl.irange(minimum, maximum)
             return
         order = self._order
-        m = self._map
         i = self._head if minimum is None else bisect_left(order, minimum, self._head)
         # An index walk, not islice(order, i, None), which would step over the first i slots.
         n = len(order)
@@ -218,7 +250,7 @@ class PendingList:
             eid = order[i]
             if maximum is not None and eid > maximum:
                 return
-            if eid in m:
+            if self._live(eid):
                 yield eid
             i += 1
 
@@ -226,14 +258,12 @@ class PendingList:
         return self.irange()
 
     def values(self) -> Iterator[Any]:
-        m = self._map
         for eid in self.irange():
-            yield m[eid]
+            yield self[eid]
 
     def items(self) -> Iterator[tuple[int, Any]]:
-        m = self._map
         for eid in self.irange():
-            yield eid, m[eid]
+            yield eid, self[eid]
 
     def __repr__(self) -> str:
         return f"PendingList({dict(self.items())!r})"

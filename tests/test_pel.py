@@ -3,6 +3,8 @@ every mode and switch."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -246,3 +248,31 @@ def test_pop_missing_raises_without_default() -> None:
     with pytest.raises(KeyError):
         del p[1]
     assert p.pop(1, "x") == "x"
+
+
+def test_bursty_ids_past_the_mixing_size() -> None:
+    """IDs of writes in bursts (many per millisecond) collide in a plain int-keyed dict; a PEL
+    that grows past _MIX_AT re-keys its map. Everything must read the same before and after."""
+    rng = random.Random(7)
+    ids = [(1_700_000_000_000 + ms) << 64 | seq for ms in range(40) for seq in range(150)]
+    pel = PendingList()
+    model: dict[int, object] = {}
+    for lo in range(0, len(ids), 100):
+        batch = ids[lo:lo + 100]
+        values = [object() for _ in batch]
+        pel.extend_new(batch, values)
+        model.update(zip(batch, values, strict=True))
+        for eid in rng.sample(sorted(model), 10):
+            assert pel.pop(eid) is model.pop(eid)
+        eid = rng.choice(ids[:lo + 100])
+        pel[eid] = model[eid] = object()  # an insertion below the last ID, or a replacement
+    assert pel._mixed
+    assert list(pel.items()) == sorted(model.items(), key=lambda kv: kv[0])
+    assert all(pel[eid] is v and eid in pel for eid, v in model.items())
+    assert all(eid not in pel for eid in ids if eid not in model)
+    first = sorted(model)[:50]
+    assert [pe is model[eid] for eid, pe in zip(first, pel.pop_many(first), strict=True)] == [True] * 50
+    for eid in first:
+        del model[eid]
+    assert len(pel) == len(model)
+    assert pel.pop_many(list(model)) and not pel and not pel._mixed
