@@ -217,8 +217,8 @@ class ConsumerGroup:
             if last is None or out[0] > last:
                 # The usual case: nothing delivered is pending yet, and it all goes after
                 # what is (the consumer's PEL is part of the group's).
-                pel.extend_same(out, PendingEntry(consumer, now_ms, 1))
-                cpel.extend_new(out)
+                keys = pel.extend_same(out, PendingEntry(consumer, now_ms, 1))
+                cpel.extend_keys(keys, pel.mixed)
                 consumer.active_time = now_ms
                 if self.by_time is not None:
                     self._index(out, now_ms)

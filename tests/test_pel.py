@@ -4,6 +4,8 @@ every mode and switch."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -14,10 +16,76 @@ from streams import pel as pel_module
 from streams.pel import PendingIds, PendingList
 
 
+class Shifted:
+    """A PendingList or PendingIds seen through IDs k -> k << 64 (ms k, seq 0): the models'
+    small IDs become IDs whose mixed keys differ from them, so that a list past _MIX_AT
+    converts between the two on every call."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            args = tuple(_up(a) for a in args)
+            result = attr(*args, **kwargs)
+            return result if name == "discard_many" else _down(result)  # a count, not an ID
+        return call
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __bool__(self) -> bool:
+        return bool(self.inner)
+
+    def __contains__(self, k: int) -> bool:
+        return k << 64 in self.inner
+
+    def __getitem__(self, k: int) -> Any:
+        return self.inner[k << 64]
+
+    def __setitem__(self, k: int, v: Any) -> None:
+        self.inner[k << 64] = v
+
+    def __delitem__(self, k: int) -> None:
+        del self.inner[k << 64]
+
+    def __iter__(self) -> Any:
+        return (eid >> 64 for eid in self.inner)
+
+
+def _up(a: Any) -> Any:
+    if isinstance(a, int) and not isinstance(a, bool):
+        return a << 64
+    if isinstance(a, list) and a and isinstance(a[0], int):
+        return [x << 64 for x in a]
+    return a
+
+
+def _down(r: Any) -> Any:
+    if isinstance(r, int) and not isinstance(r, bool):
+        return r >> 64
+    if hasattr(r, "__next__"):
+        return (_down(x) for x in r)
+    if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], int):
+        return (r[0] >> 64, r[1])
+    return r
+
+
+SHIFTED = False  # set by the mixing fixture
+
+
+def new_list(cls: type) -> Any:
+    return Shifted(cls()) if SHIFTED else cls()
+
+
 class PelModel(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.pel = PendingList()
+        self.pel = new_list(PendingList)
         self.model: dict[int, object] = {}
         self.top = 0
 
@@ -91,13 +159,18 @@ class PelModel(RuleBasedStateMachine):
                 if (lo is None or k >= lo) and (hi is None or k <= hi)]
         assert list(self.pel.irange(lo, hi)) == want
 
+    def inner_items(self) -> Any:
+        pel = self.pel.inner if SHIFTED else self.pel
+        return list(pel.items())
+
     @invariant()
     def same_content(self) -> None:
         keys = sorted(self.model)
         assert len(self.pel) == len(keys)
         assert bool(self.pel) == bool(keys)
         assert list(self.pel) == keys
-        assert list(self.pel.items()) == [(k, self.model[k]) for k in keys]
+        assert [(_down(k) if SHIFTED else k, v) for k, v in self.inner_items()] == \
+            [(k, self.model[k]) for k in keys]
         assert self.pel.first() == (keys[0] if keys else None)
         assert self.pel.last() == (keys[-1] if keys else None)
         for k in keys[:3]:
@@ -109,7 +182,7 @@ class IdsModel(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.ids = PendingIds()
+        self.ids = new_list(PendingIds)
         self.model: set[int] = set()
 
     @rule(n=st.integers(min_value=1, max_value=40))
@@ -164,6 +237,20 @@ class IdsModel(RuleBasedStateMachine):
         assert (keys[-1] + 1 if keys else 0) not in self.ids
 
 
+class IdsMixingModel(IdsModel):
+    @rule(mixed=st.booleans())
+    def follow_group_mode(self, mixed: bool) -> None:
+        self.ids.inner.set_mixed(mixed)
+
+    @rule(n=st.integers(min_value=1, max_value=20), mixed=st.booleans())
+    def deliver_keys(self, n: int, mixed: bool) -> None:
+        start = max(self.model, default=0) + 1
+        eids = list(range(start, start + n))
+        keys = [pel_module.mix(e << 64) if mixed else e << 64 for e in eids]
+        self.ids.inner.extend_keys(keys, mixed)
+        self.model.update(eids)
+
+
 @pytest.fixture
 def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     # Small enough that the sorted mode and the rebuilds happen within a few dozen steps.
@@ -191,6 +278,31 @@ def test_ids_model_with_production_limits() -> None:
 
 def test_ids_model_with_small_limits(small_limits: None) -> None:
     run_state_machine_as_test(IdsModel, settings=settings(
+        max_examples=300, stateful_step_count=60, deadline=None,
+        suppress_health_check=list(HealthCheck)))
+
+
+@pytest.fixture
+def mixing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # Lists past 16 entries switch to mixed keys, with IDs whose keys differ from them.
+    global SHIFTED
+    monkeypatch.setattr(pel_module, "_SMALL", 8)
+    monkeypatch.setattr(pel_module, "_SLACK", 4)
+    monkeypatch.setattr(pel_module, "_MIX_AT", 16)
+    SHIFTED = True
+    yield
+    SHIFTED = False
+
+
+def test_model_with_mixed_keys(mixing: None) -> None:
+    run_state_machine_as_test(PelModel, settings=settings(
+        max_examples=300, stateful_step_count=60, deadline=None,
+        suppress_health_check=list(HealthCheck)))
+
+
+def test_ids_model_with_mixed_keys(mixing: None) -> None:
+    # The consumer's list follows a group's mode: switched now and then, as extend_keys does.
+    run_state_machine_as_test(IdsMixingModel, settings=settings(
         max_examples=300, stateful_step_count=60, deadline=None,
         suppress_health_check=list(HealthCheck)))
 
@@ -266,7 +378,7 @@ def test_bursty_ids_past_the_mixing_size() -> None:
             assert pel.pop(eid) is model.pop(eid)
         eid = rng.choice(ids[:lo + 100])
         pel[eid] = model[eid] = object()  # an insertion below the last ID, or a replacement
-    assert pel._mixed
+    assert pel.mixed
     assert list(pel.items()) == sorted(model.items(), key=lambda kv: kv[0])
     assert all(pel[eid] is v and eid in pel for eid, v in model.items())
     assert all(eid not in pel for eid in ids if eid not in model)
@@ -275,4 +387,4 @@ def test_bursty_ids_past_the_mixing_size() -> None:
     for eid in first:
         del model[eid]
     assert len(pel) == len(model)
-    assert pel.pop_many(list(model)) and not pel and not pel._mixed
+    assert pel.pop_many(list(model)) and not pel and not pel.mixed
