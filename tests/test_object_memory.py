@@ -305,3 +305,129 @@ def test_debug_object_serializedlength_of_strings(r):
         line = r.execute_command("DEBUG", "OBJECT", "k").decode()
         got[value] = int(line.split("serializedlength:")[1].split(" ")[0])
     assert got == expected
+
+
+# --- the encoding settings: CONFIG GET / SET, config file, CONFIG REWRITE ---------------------------
+
+# (name, its old name or None, the default in Redis 7.4)
+ENCODING_SETTINGS = [
+    ("list-max-listpack-size", "list-max-ziplist-size", "-2"),
+    ("list-compress-depth", None, "0"),
+    ("hash-max-listpack-entries", "hash-max-ziplist-entries", "512"),
+    ("hash-max-listpack-value", "hash-max-ziplist-value", "64"),
+    ("set-max-intset-entries", None, "512"),
+    ("set-max-listpack-entries", None, "128"),
+    ("set-max-listpack-value", None, "64"),
+    ("zset-max-listpack-entries", "zset-max-ziplist-entries", "128"),
+    ("zset-max-listpack-value", "zset-max-ziplist-value", "64"),
+]
+# Not in Redis 7.0 (added in 7.2): compared with 7.4's source instead of the reference server.
+NOT_IN_70 = {"set-max-listpack-entries", "set-max-listpack-value"}
+NAMES = [n for name, old, _ in ENCODING_SETTINGS for n in (name, old) if n]
+
+
+def test_encoding_settings_defaults(r):
+    for name, old, default in ENCODING_SETTINGS:
+        assert r.config_get(name) == {name: default}
+        if old:
+            assert r.config_get(old) == {old: default}
+    # Redis 7.4 raised hash-max-listpack-entries' default to 512 (7.0: 128).
+    assert r.config_get("hash-max-*-entries") == {"hash-max-listpack-entries": "512",
+                                                   "hash-max-ziplist-entries": "512"}
+
+
+def test_encoding_settings_config_get_matches_redis(server, real_redis):
+    with redis.Redis(port=server.port) as a, redis.Redis(port=real_redis.port) as b:
+        with config(a, b, **{"hash-max-listpack-entries": "128"}):
+            for pattern in ["*ziplist*", "*-max-*-entries", "*-max-*-value", "list-*", "*intset*",
+                            "zset-*", "hash-*", "HASH-MAX-ZIPLIST-ENTRIES", "Zset-Max-*",
+                            "list-max-ziplist-entries", "list-max-ziplist-value", *NAMES]:
+                ours = {k: v for k, v in a.config_get(pattern).items()
+                        if k not in NOT_IN_70 and "max" in k or "compress" in k}
+                theirs = {k: v for k, v in b.config_get(pattern).items()
+                          if "max" in k and ("listpack" in k or "ziplist" in k or "intset" in k)
+                          or "compress" in k}
+                assert ours == theirs, pattern
+
+
+VALUES = ["-1", "abc", "1k", "1KB", "1mb", "b", "kb", "99999999999999999999", "-3000000000",
+          "3000000000", "0", "64", "-6", " 5", "+5", "1.5", "", "0x10", "18446744073709551615",
+          "20000000000000000000k", "5 "]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in NOT_IN_70])
+def test_encoding_settings_config_set_matches_redis(server, real_redis, name):
+    with redis.Redis(port=server.port) as a, redis.Redis(port=real_redis.port) as b:
+        with config(a, b, **{name: a.config_get(name)[name]}):
+            for value in VALUES:
+                replies = []
+                for c in (a, b):
+                    try:
+                        replies.append(c.execute_command("CONFIG", "SET", name, value))
+                    except redis.ResponseError as exc:
+                        replies.append(str(exc))
+                    replies.append(c.config_get(name))
+                assert replies[:2] == replies[2:], (name, value)
+
+
+def test_set_listpack_settings_as_redis_74(r):
+    # set-max-listpack-value is a plain integer in 7.4 (no memory units), unlike the hash and
+    # zset ones; set-max-listpack-entries has no old name.
+    with config(r, **{"set-max-listpack-value": "64", "set-max-listpack-entries": "128"}):
+        with pytest.raises(redis.ResponseError, match=r"^CONFIG SET failed \(possibly related to "
+                           r"argument 'set-max-listpack-value'\) - argument couldn't be parsed "
+                           r"into an integer$"):
+            r.config_set("set-max-listpack-value", "1kb")
+        with pytest.raises(redis.ResponseError, match=r"between 0 and 9223372036854775807"):
+            r.config_set("set-max-listpack-entries", "-1")
+        assert r.config_set("set-max-listpack-value", "100")
+        assert r.config_get("set-max-listpack-value") == {"set-max-listpack-value": "100"}
+        with pytest.raises(redis.ResponseError, match="^Unknown option"):
+            r.config_set("set-max-ziplist-entries", "1")
+
+
+def test_aliases_set_one_value(r):
+    with config(r, **{"zset-max-listpack-entries": "128"}):
+        r.config_set("zset-max-ziplist-entries", "7")
+        assert r.config_get("zset-max-*-entries") == {"zset-max-listpack-entries": "7",
+                                                       "zset-max-ziplist-entries": "7"}
+        with pytest.raises(redis.ResponseError, match="duplicate parameter"):
+            r.config_set("zset-max-ziplist-entries", "1", "zset-max-listpack-entries", "2")
+
+
+def test_config_file_names_and_rewrite(tmp_path):
+    from tests.test_cli import RunningServer
+
+    conf = tmp_path / "rivulet.conf"
+    conf.write_text("hash-max-ziplist-entries 100\nlist-max-ziplist-entries 512\n"
+                    "list-max-ziplist-value 64\nzset-max-listpack-value 1kb\n"
+                    "set-max-intset-entries 10\n")
+    with RunningServer(str(conf), "--dir", str(tmp_path), "--list-max-ziplist-size", "-3") as srv:
+        with redis.Redis(port=srv.port, decode_responses=True) as c:
+            assert c.config_get("hash-max-listpack-entries") == {"hash-max-listpack-entries": "100"}
+            assert c.config_get("zset-max-ziplist-value") == {"zset-max-ziplist-value": "1024"}
+            assert c.config_get("list-max-listpack-size") == {"list-max-listpack-size": "-3"}
+            assert c.config_get("list-max-ziplist-entries") == {}  # accepted, ignored
+            c.config_set("set-max-intset-entries", "20", "hash-max-ziplist-value", "32")
+            assert c.execute_command("CONFIG", "REWRITE") == "OK"
+    lines = conf.read_text().splitlines()
+    # The old name in the file is rewritten under the current one, as Redis does.
+    assert "hash-max-listpack-entries 100" in lines
+    assert "hash-max-ziplist-entries 100" not in lines
+    assert "set-max-intset-entries 20" in lines and "hash-max-listpack-value 32" in lines
+    with RunningServer(str(conf), "--dir", str(tmp_path)) as srv:
+        with redis.Redis(port=srv.port, decode_responses=True) as c:
+            assert c.config_get("set-max-intset-entries") == {"set-max-intset-entries": "20"}
+            assert c.config_get("hash-max-listpack-value") == {"hash-max-listpack-value": "32"}
+
+
+def test_deprecated_names_need_exactly_one_value(tmp_path):
+    import subprocess
+    import sys
+
+    conf = tmp_path / "rivulet.conf"
+    conf.write_text("list-max-ziplist-entries 512 513\n")
+    done = subprocess.run([sys.executable, "-m", "server", str(conf), "--port", "0"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert "Bad directive or wrong number of arguments" in done.stdout + done.stderr
