@@ -44,7 +44,7 @@ def type_name(value: Any) -> bytes:
 
 
 class Database:
-    __slots__ = ("index", "data", "expires", "keyspace", "access")
+    __slots__ = ("index", "data", "expires", "keyspace", "access", "encodings")
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
         self.index = index
@@ -55,6 +55,10 @@ class Database:
         # clock in seconds, under LFU (minutes << 8) | logarithmic counter. A dict beside `data`
         # because values are plain Python objects (bytes) that cannot carry a field.
         self.access: dict[bytes, int] = {}
+        # OBJECT ENCODING of values whose encoding depends on how they were written, not only on
+        # what they hold (a string APPENDed to is "raw" in Redis whatever its content): set by
+        # the writing command, dropped when the key gets another value.
+        self.encodings: dict[bytes, bytes] = {}
 
     def __len__(self) -> int:
         return len(self.data)
@@ -130,6 +134,8 @@ class Database:
         """Store a value (replacing any, of any type) and signal the change."""
         old = self.data.get(key)
         self.data[key] = value
+        if self.encodings:
+            self.encodings.pop(key, None)
         # An overwrite keeps the key's access data (Redis's dbSetValue copies robj.lru), which
         # the command's own lookup has just updated.
         if old is None or key not in self.access:
@@ -185,6 +191,7 @@ class Database:
         self.data = {}
         self.expires = {}
         self.access = {}
+        self.encodings = {}
         for key in keys:
             self.signal_modified(key)
             self.keyspace.signal_ready(self.index, key)
@@ -192,6 +199,8 @@ class Database:
     def _remove(self, key: bytes) -> None:
         del self.data[key]
         self.access.pop(key, None)
+        if self.encodings:
+            self.encodings.pop(key, None)
         if self.expires:
             self.expires.pop(key, None)
 

@@ -66,6 +66,29 @@ def test_string_encoding_and_refcount_match_redis(server, real_redis):
     assert_same_as_redis(server, real_redis, script)
 
 
+def test_string_encoding_depends_on_the_writing_command(server, real_redis):
+    enc = [("OBJECT", "ENCODING", k) for k in ("a", "b", "c", "d", "e", "f")]
+    ref = [("OBJECT", "REFCOUNT", k) for k in ("a", "b", "c", "d", "e", "f")]
+    script = [
+        ("APPEND", "a", "12"),  # a new key: encoded from its content
+        ("SET", "b", "1"), ("APPEND", "b", "2"),  # appended to: raw, whatever it holds
+        ("SETRANGE", "c", "0", "7"), ("SET", "d", "5"), ("SETRANGE", "d", "0", "6"),
+        ("INCRBYFLOAT", "e", "10"), ("SET", "f", "1.5"), ("INCRBYFLOAT", "f", "1e40"),
+        *enc, *ref, ("GET", "e"), ("GET", "f"),
+        ("RENAME", "b", "b2"), ("OBJECT", "ENCODING", "b2"), ("COPY", "b2", "b3"),
+        ("OBJECT", "ENCODING", "b3"), ("MOVE", "b3", "1"), ("SELECT", "1"),
+        ("OBJECT", "ENCODING", "b3"), ("SWAPDB", "0", "1"), ("OBJECT", "ENCODING", "c"),
+        ("SELECT", "0"), ("OBJECT", "ENCODING", "b3"),
+        # A new value ends the raw encoding; INCR stores an integer again.
+        ("SELECT", "1"), ("SET", "b2", "3"), ("OBJECT", "ENCODING", "b2"), ("INCR", "c"),
+        ("OBJECT", "ENCODING", "c"), ("OBJECT", "REFCOUNT", "c"), ("INCR", "e"),
+        ("OBJECT", "ENCODING", "e"), ("DEL", "d"), ("SET", "d", "9"), ("OBJECT", "ENCODING", "d"),
+        ("APPEND", "d", ""), ("OBJECT", "ENCODING", "d"), ("FLUSHDB",), ("SET", "d", "9"),
+        ("OBJECT", "ENCODING", "d"),
+    ]
+    assert_same_as_redis(server, real_redis, script)
+
+
 def test_refcount_without_shared_integers_under_lru_limit(server, real_redis):
     with redis.Redis(port=server.port) as a, redis.Redis(port=real_redis.port) as b:
         with config(a, b, maxmemory="1gb", **{"maxmemory-policy": "allkeys-lru"}):

@@ -161,13 +161,17 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
         return 0 if nx else OK
     expire = db.expires.get(src)
     access = db.access.get(src)
+    encoding = db.encodings.get(src)
     if db.get(dst) is not None:
         if nx:
             return 0
         db.delete(dst)
     db.add(dst, value)
+    # The same object under a new name: its access data and encoding go along.
     if access is not None:
-        db.access[dst] = access  # the same object under a new name: its access data goes along
+        db.access[dst] = access
+    if encoding is not None:
+        db.encodings[dst] = encoding
     if expire is not None:
         db.set_expire(dst, expire)
     db.delete(src)
@@ -222,7 +226,10 @@ def copy_(client: Client, argv: list[bytes]) -> Any:
         if not replace:
             return 0
         dst_db.delete(dst)
+    encoding = src_db.encodings.get(src)
     dst_db.add(dst, value_types.of(value).copy(value))
+    if encoding is not None:
+        dst_db.encodings[dst] = encoding  # Redis's copy keeps the encoding
     if expire is not None:
         dst_db.set_expire(dst, expire)
     dst_db.keyspace.signal_ready(dst_db.index, dst)
@@ -267,10 +274,13 @@ def move(client: Client, argv: list[bytes]) -> Any:
         return 0
     expire = src.expires.get(key)
     access = src.access.get(key)
+    encoding = src.encodings.get(key)
     # dst.add signals the key ready there: a client blocked on it in that database is served.
     dst.add(key, value)
     if access is not None:
         dst.access[key] = access
+    if encoding is not None:
+        dst.encodings[key] = encoding
     if expire is not None:
         dst.set_expire(key, expire)
     src.delete(key)
@@ -302,6 +312,7 @@ def swapdb(client: Client, argv: list[bytes]) -> Any:
         a.data, b.data = b.data, a.data
         a.expires, b.expires = b.expires, a.expires
         a.access, b.access = b.access, a.access
+        a.encodings, b.encodings = b.encodings, a.encodings
         _scan_snapshots.pop(a, None)
         _scan_snapshots.pop(b, None)
         # Any client blocked on a key of either database may now be served (or, XREADGROUP,

@@ -55,10 +55,11 @@ def _lookup(client: Client, key: bytes) -> Any:
     return client.db.peek(key)
 
 
-def shares_integer(client: Client, value: Any) -> bool:
+def shares_integer(client: Client, key: bytes, value: Any) -> bool:
     """Whether Redis would hold this value as one of its shared integer objects: a string
-    0..9999 in canonical form, when no LRU/LFU policy needs each key's own object."""
-    if type(value) is not bytes or not value or len(value) > 4:
+    0..9999 in canonical form, stored as an integer, when no LRU/LFU policy needs each key's own
+    object."""
+    if type(value) is not bytes or not value or len(value) > 4 or key in client.db.encodings:
         return False
     number = string2ll(value)
     if number is None or not 0 <= number < OBJ_SHARED_INTEGERS:
@@ -74,6 +75,15 @@ def object_encoding(client: Client, argv: list[bytes]) -> Any:
     value = _lookup(client, argv[2])
     if value is None:
         return None
+    return encoding_of(client, argv[2], value)
+
+
+def encoding_of(client: Client, key: bytes, value: Any) -> bytes:
+    """Redis's encoding name: what the writing command recorded, else what the value's type
+    says for its content under the running configuration."""
+    recorded = client.db.encodings.get(key)
+    if recorded is not None:
+        return recorded
     return value_types.of(value).encoding(value, client.server.config)
 
 
@@ -84,7 +94,7 @@ def object_refcount(client: Client, argv: list[bytes]) -> Any:
     value = _lookup(client, argv[2])
     if value is None:
         return None
-    return SHARED_REFCOUNT if shares_integer(client, value) else 1
+    return SHARED_REFCOUNT if shares_integer(client, argv[2], value) else 1
 
 
 @command("object|idletime", 3, "readonly", keys=(2, 2, 1), group="generic", since="2.2.3",
@@ -188,8 +198,8 @@ def debug_object(client: Client, key: bytes) -> Any:
     value = db.data.get(key)  # as Redis (dbFind): no expiry check, not an access
     if value is None:
         return ErrorReply("ERR no such key")
-    encoding = value_types.of(value).encoding(value, client.server.config).decode()
-    refcount = SHARED_REFCOUNT if shares_integer(client, value) else 1
+    encoding = encoding_of(client, key, value).decode()
+    refcount = SHARED_REFCOUNT if shares_integer(client, key, value) else 1
     access = db.access.get(key, 0)
     idle = 0 if client.keyspace.lfu else idle_seconds(client, key)
     return SimpleString(
