@@ -245,7 +245,8 @@ class Keyspace:
         return self.lru_clock
 
     def lfu_minutes(self) -> int:
-        return (int(time.time()) // 60) & 65535
+        # From the cron-refreshed clock, as Redis reads its cached server.unixtime.
+        return (self.lru_clock // 60) & 65535
 
     def lfu_counter(self, access: int) -> int:
         """The counter of LFU access data after its decay (Redis's LFUDecrAndReturn)."""

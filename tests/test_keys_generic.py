@@ -3,7 +3,7 @@ the expiry family, SCAN TYPE, RANDOMKEY), differential against a real Redis wher
 deterministic.
 
 Every cross-type test is parametrized over VALUE_MAKERS: adding a type is one entry there (the
-commands that create a value of that type under a key).
+commands that create a value of that type under a key, and one that reads it back).
 """
 
 from __future__ import annotations
@@ -19,22 +19,26 @@ from hypothesis import strategies as st
 from tests.helpers import assert_same_as_redis, call_raw, run_script
 from tests.serverproc import RawConnection
 
-# type name -> the commands that create a value of that type under "{key}"
-VALUE_MAKERS: dict[str, list[tuple[str, ...]]] = {
-    "string": [("SET", "{key}", "hello")],
-    "stream": [("XADD", "{key}", "1-1", "f", "v"), ("XADD", "{key}", "2-1", "g", "w")],
+# type name -> (the commands that create a value of that type under "{key}", a command whose
+# reply shows the whole value)
+VALUE_MAKERS: dict[str, tuple[list[tuple[str, ...]], tuple[str, ...]]] = {
+    "string": ([("SET", "{key}", "hello")], ("GET", "{key}")),
+    "stream": ([("XADD", "{key}", "1-1", "f", "v"), ("XADD", "{key}", "2-1", "g", "w")],
+               ("XRANGE", "{key}", "-", "+")),
 }
 TYPES = sorted(VALUE_MAKERS)
 
 
+def _fill(cmd: tuple[str, ...], key: str) -> tuple[str, ...]:
+    return tuple(arg.replace("{key}", key) for arg in cmd)
+
+
 def make(type_name: str, key: str) -> list[tuple[str, ...]]:
-    return [tuple(arg.replace("{key}", key) for arg in cmd) for cmd in VALUE_MAKERS[type_name]]
+    return [_fill(cmd, key) for cmd in VALUE_MAKERS[type_name][0]]
 
 
 def read_back(type_name: str, key: str) -> tuple[str, ...]:
-    """A command whose reply shows the whole value."""
-    return {"string": ("GET", key), "stream": ("XRANGE", key, "-", "+")}.get(
-        type_name, ("DUMP", key))
+    return _fill(VALUE_MAKERS[type_name][1], key)
 
 
 # --- differential, per type ------------------------------------------------------------------------
