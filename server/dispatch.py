@@ -150,9 +150,16 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a command that passed every check (also used by EXEC for queued commands)."""
     client.last_command = cmd
     # CLIENT NO-TOUCH: the command's lookups leave the keys' access data alone, except TOUCH's.
-    no_touch = client.no_touch and cmd.name != "touch"
+    # Saved and restored because EXEC calls its queued commands through here.
+    no_touch = client.no_touch
+    saved_touch = TOUCH_NONE
     if no_touch:
-        client.keyspace.touch_mode = TOUCH_NONE
+        ks = client.keyspace
+        saved_touch = ks.touch_mode
+        if cmd.name == "touch":
+            ks.touch_mode = TOUCH_LFU if ks.lfu else TOUCH_LRU
+        else:
+            ks.touch_mode = TOUCH_NONE
     t0 = perf_counter_ns()
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
@@ -164,8 +171,7 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
         log.exception("internal error running %r", cmd.name)
         reply = internal_error(cmd.name, exc)
     if no_touch:
-        ks = client.keyspace
-        ks.touch_mode = TOUCH_LFU if ks.lfu else TOUCH_LRU
+        client.keyspace.touch_mode = saved_touch
     cmd.usec += (perf_counter_ns() - t0) // 1000
     if not client.reprocessing:
         # As Redis 7.0: a command that blocks counts as one call, when it first runs.

@@ -174,6 +174,13 @@ def test_touch_and_no_touch(r, server):
         assert r.object("idletime", "a") >= 2  # a no-touch client's GET is not an access
         assert quiet.touch("b", "nosuch") == 1  # but its TOUCH is
         assert r.object("idletime", "b") == 0
+        # The same inside a transaction, whatever the order.
+        time.sleep(1.1)
+        pipe = quiet.pipeline()
+        pipe.touch("a").get("b").touch("a")
+        assert pipe.execute() == [1, b"2", 1]
+        assert r.object("idletime", "a") == 0
+        assert r.object("idletime", "b") >= 1
         assert quiet.execute_command("CLIENT", "NO-TOUCH", "OFF") == b"OK"
         quiet.get("a")
         assert r.object("idletime", "a") == 0
