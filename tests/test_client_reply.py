@@ -13,6 +13,8 @@ import time
 
 import pytest
 import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import call_raw, encode_command
 from tests.serverproc import RawConnection
@@ -143,3 +145,22 @@ def test_other_clients_unaffected(server, r):
         time.sleep(0.01)
     assert r.get("from-quiet") == b"1"
     assert r.ping() is True
+
+
+_step = st.one_of(
+    st.sampled_from(["ON", "OFF", "SKIP", "on", "Skip", "bad"]).map(lambda m: ("CLIENT", "REPLY", m)),
+    st.integers(0, 99).map(lambda i: ("PING", f"p{i}")),
+    st.integers(0, 99).map(lambda i: ("INCR", f"n{i % 3}")),
+    st.just(("NOSUCH",)),
+    st.just(("GET",)),
+    st.just(("MULTI",)),
+    st.just(("EXEC",)),
+    st.just(("RESET",)),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(_step, min_size=1, max_size=20))
+def test_random_reply_modes_match_redis(server, real_redis, steps):
+    # The script ends with replies turned on, so that the final ECHO is always answered.
+    same_as_redis(server, real_redis, [*steps, ("DISCARD",), ("CLIENT", "REPLY", "ON")])
