@@ -13,7 +13,6 @@ from protocol.numbers import string2ll
 from protocol.reply import ErrorReply, SimpleString
 from server import value_types
 from server.command_table import command, container, key_spec, on_server_start
-from server.keyspace import now_ms
 from server.subcommands import help_reply
 
 if TYPE_CHECKING:
@@ -118,9 +117,11 @@ def idle_seconds(client: Client, key: bytes) -> int:
     access = db.access.get(key)
     if access is None:
         return 0
-    # After a switch from LFU, the data is (minutes << 8) | counter, read as seconds as Redis
-    # does (it adjusts as keys are accessed again); never negative.
-    return max(now_ms() // 1000 - access, 0)
+    # Against the same cron-refreshed clock the accesses read (Redis's LRU_CLOCK()), so that a
+    # key just written reads 0 whatever the clock's lag. After a switch from LFU the data is
+    # (minutes << 8) | counter, read as seconds as Redis does until the key is accessed again;
+    # never negative.
+    return max(client.keyspace.lru_clock - access, 0)
 
 
 @command("object|freq", 3, "readonly", keys=(2, 2, 1), group="generic", since="4.0.0",
