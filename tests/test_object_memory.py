@@ -385,7 +385,8 @@ VALUES = ["-1", "abc", "1k", "1KB", "1mb", "b", "kb", "99999999999999999999", "-
           "20000000000000000000k", "5 "]
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if n not in NOT_IN_70])
+@pytest.mark.parametrize("name", [*[n for n in NAMES if n not in NOT_IN_70], "lfu-log-factor",
+                                  "lfu-decay-time"])
 def test_encoding_settings_config_set_matches_redis(server, real_redis, name):
     with redis.Redis(port=server.port) as a, redis.Redis(port=real_redis.port) as b:
         with config(a, b, **{name: a.config_get(name)[name]}):

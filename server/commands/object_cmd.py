@@ -203,7 +203,9 @@ def debug_object(client: Client, key: bytes) -> Any:
     refcount = SHARED_REFCOUNT if shares_integer(client, key, value) else 1
     access = db.access.get(key, 0)
     idle = 0 if client.keyspace.lfu else idle_seconds(client, key)
+    debug = value_types.of(value).debug
+    extra = debug(value, client.server.config) if debug is not None else ""
     return SimpleString(
         f"Value at:{id(value):#x} refcount:{refcount} encoding:{encoding} "
         f"serializedlength:{serialized_length(key, value)} lru:{access & 0xFFFFFF} "
-        f"lru_seconds_idle:{idle}".encode())
+        f"lru_seconds_idle:{idle}{extra}".encode())
