@@ -104,7 +104,7 @@ class Database:
         return when is not None and when <= now_ms()
 
     def exists(self, key: bytes) -> bool:
-        return self.get(key) is not None
+        return self.peek(key) is not None
 
     def keys(self) -> Iterator[bytes]:
         """Live keys (expired ones are skipped, not deleted: iteration must not mutate)."""
@@ -156,7 +156,7 @@ class Database:
         self.keyspace.signal_ready(self.index, key)
 
     def delete(self, key: bytes) -> bool:
-        if self.get(key) is None:
+        if self.peek(key) is None:
             return False
         self._remove(key)
         self.signal_modified(key)
