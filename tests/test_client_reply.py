@@ -159,8 +159,25 @@ _step = st.one_of(
 )
 
 
+def _no_on_off_in_multi(steps: list[tuple[str, ...]]) -> bool:
+    """Redis writes EXEC's array header before running the queued commands, so a CLIENT REPLY
+    ON or OFF among them leaves a header without its elements or elements without their header:
+    a stream no client can read, which Rivulet does not reproduce (it answers EXEC whole or not
+    at all, by the mode in force when EXEC ends)."""
+    in_multi = False
+    for step in steps:
+        name = step[0]
+        if name == "MULTI":
+            in_multi = True
+        elif name in ("EXEC", "RESET"):
+            in_multi = False
+        elif in_multi and name == "CLIENT" and step[2].lower() in ("on", "off"):
+            return False
+    return True
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(_step, min_size=1, max_size=20))
+@given(steps=st.lists(_step, min_size=1, max_size=20).filter(_no_on_off_in_multi))
 def test_random_reply_modes_match_redis(server, real_redis, steps):
     # The script ends with replies turned on, so that the final ECHO is always answered.
     same_as_redis(server, real_redis, [*steps, ("DISCARD",), ("CLIENT", "REPLY", "ON")])
