@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from server.config import Config, ConfigValueError
+from server.config import DEPRECATED_NAMES, Config, ConfigValueError
 from server.log import NOTICE, set_level, setup_logging
 from server.native import REBUILD_HINT, build_name, stale_modules
 from server.persistence.loader import AofLoadError
@@ -92,6 +92,8 @@ def build_config(argv: list[str]) -> Config:
     directives += parse_flags(argv)
     for name, values, where in directives:
         param = config.lookup(name)
+        if param is None and len(values) == 1 and name.lower() in DEPRECATED_NAMES:
+            continue
         if param is None:
             raise UsageError(f"{where}\nBad directive or wrong number of arguments")
         if not values and param.kind != "string" and param.kind != "special":
