@@ -71,8 +71,11 @@ def test_errors(r: redis.Redis) -> None:
     assert err(r, "SINTERCARD", 1, "s", "LIMIT") == "syntax error"
     assert err(r, "SINTERCARD", 1, "s", "FOO", 1) == "syntax error"
     assert err(r, "SSCAN", "s", "x") == "invalid cursor"
+    # Redis 7.4's string2ull refuses a negative cursor; 7.0 read -1 as 2**64-1.
+    assert err(r, "SSCAN", "s", "-1") == "invalid cursor"
     assert err(r, "SSCAN", "s", 0, "COUNT", 0) == "syntax error"
     assert err(r, "SSCAN", "s", 0, "COUNT", "x") == "value is not an integer or out of range"
+    # HSCAN's NOVALUES came with Redis 7.4, and with it this error; 7.0 says "syntax error".
     assert err(r, "SSCAN", "s", 0, "NOVALUES") == "NOVALUES option can only be used in HSCAN"
     assert err(r, "SSCAN", "s", 0, "TYPE", "set") == "syntax error"
     assert err(r, "SSCAN", "s", 0, "MATCH") == "syntax error"
