@@ -247,3 +247,57 @@ def test_resp3_client(r3: redis.Redis) -> None:
     r3.sadd("s", "a", "b")
     assert r3.smembers("s") == {b"a", b"b"}
     assert r3.sinter("s", "s") == {b"a", b"b"}
+
+
+# --- keyspace signals and configuration --------------------------------------------------------------
+
+
+def test_watch_sees_set_writes_but_not_no_ops(server, r: redis.Redis) -> None:
+    r.sadd("s", "a")
+    other = redis.Redis(port=server.port)
+    try:
+        for change, aborted in [(lambda: other.sadd("s", "a"), False),
+                                (lambda: other.srem("s", "zz"), False),
+                                (lambda: other.sadd("s", "c"), True),
+                                (lambda: other.spop("s"), True),
+                                (lambda: other.smove("s", "t", "a"), True)]:
+            other.delete("s")
+            other.sadd("s", "a", "b")
+            pipe = r.pipeline()
+            pipe.watch("s")
+            change()
+            pipe.multi()
+            pipe.scard("s")
+            try:
+                pipe.execute()
+                assert not aborted
+            except redis.WatchError:
+                assert aborted
+    finally:
+        other.close()
+
+
+def test_multi_exec(r: redis.Redis) -> None:
+    pipe = r.pipeline()
+    pipe.sadd("s", 1, 2, 3).spop("s", 3).exists("s").sadd("s", "x").smembers("s")
+    result = pipe.execute()
+    assert result[0] == 3 and sorted(result[1]) == [b"1", b"2", b"3"]
+    assert result[2:] == [0, 1, {b"x"}]
+
+
+def test_config_set_changes_the_limits(limits: redis.Redis) -> None:
+    r = limits
+    assert r.config_get("set-max-intset-entries") == {"set-max-intset-entries": "512"}
+    r.config_set("set-max-intset-entries", 10)
+    # More than 10 members: a listpack (insertion order) instead of an intset (ascending).
+    r.sadd("s", *range(29, -1, -1))
+    assert members(r, "s") == [str(i).encode() for i in range(29, -1, -1)]
+    r.config_set("set-max-intset-entries", 512)
+    r.sadd("t", *range(29, -1, -1))
+    assert members(r, "t") == [str(i).encode() for i in range(30)]
+    r.config_set("set-max-listpack-entries", 3)
+    r.sadd("u", *[f"m{i}" for i in range(30)])
+    assert members(r, "u") != [f"m{i}".encode() for i in range(30)]
+    r.config_set("set-max-listpack-entries", 128)
+    r.sadd("v", *[f"m{i}" for i in range(30)])
+    assert members(r, "v") == [f"m{i}".encode() for i in range(30)]
