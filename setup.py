@@ -37,6 +37,7 @@ COMPILED = [
     "server/pending_writes.py",
     "server/stats.py",
     "server/commands/connection.py",
+    "server/commands/sets.py",
     "server/commands/stream_common.py",
     "server/commands/stream_propagate.py",
     "server/commands/streams_groups.py",
