@@ -115,8 +115,22 @@ def pick(members: Iterable[bytes], positions: list[int]) -> list[bytes]:
     return out
 
 
+def _few_random(s: Set, count: int) -> list[bytes]:
+    """`count` distinct random members of a large hashtable, by repeated picks (Redis's CASE 4)."""
+    seen: set[bytes] = set()
+    out: list[bytes] = []
+    while len(out) < count:
+        member = s.random_member()
+        if member not in seen:
+            seen.add(member)
+            out.append(member)
+    return out
+
+
 def random_distinct(s: Set, count: int) -> list[bytes]:
     """SRANDMEMBER with 1 < count < size: a listpack's picks in its order, others in any order."""
+    if s.enc == HASHTABLE and count * 3 <= len(s):
+        return _few_random(s, count)
     chosen = pick(s.members(), _sample_positions(len(s), count))
     if s.enc != LISTPACK:
         random.shuffle(chosen)
@@ -132,6 +146,10 @@ def pop_many(s: Set, count: int, limits: Limits) -> list[bytes]:
     size = len(s)
     remaining = size - count
     if remaining * _SPOP_MOVE_STRATEGY_MUL > count:
+        if s.enc == HASHTABLE and count * 3 <= size:
+            chosen = _few_random(s, count)
+            s.remove_many(chosen)
+            return chosen
         chosen = pick(s.members(), _sample_positions(size, count))
         if s.enc != LISTPACK:
             # Redis pops these one at a time at random; a listpack it walks once, in order.

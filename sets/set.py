@@ -22,6 +22,7 @@ HASHTABLE = 2
 ENCODING_NAMES = (b"intset", b"listpack", b"hashtable")
 
 _INTSET_HARD_MAX = 1 << 30  # intsetMaxEntries: intset internals cap it
+_SMALL = 64  # a hashtable this small is walked for a random pick, not listed
 
 
 def as_int(member: bytes) -> int | None:
@@ -58,7 +59,7 @@ class Limits:
 class Set:
     """A set value. `enc` is INTSET, LISTPACK or HASHTABLE; `data` the matching container."""
 
-    __slots__ = ("enc", "data", "scan_state")
+    __slots__ = ("enc", "data", "scan_state", "pool")
 
     def __init__(self, enc: int = LISTPACK, data: Any = None) -> None:
         self.enc = enc
@@ -67,6 +68,9 @@ class Set:
         self.data: Any = data
         # SSCAN's snapshot of a hashtable (see sets.scan); dropped on any change.
         self.scan_state: Any = None
+        # A hashtable's members as a list, for O(1) random picks: (the set it lists, the list).
+        # Removed members stay in it until it is rebuilt (picks skip them); any addition drops it.
+        self.pool: Any = None
 
     # --- creation ------------------------------------------------------------------------
 
@@ -135,18 +139,20 @@ class Set:
     def random_member(self) -> bytes:
         data = self.data
         if self.enc == HASHTABLE:
-            return _set_choice(data)  # type: ignore[no-any-return]
+            n = len(data)
+            if n <= _SMALL:
+                return next(islice(data, random.randrange(n), None))  # type: ignore[no-any-return]
+            pool = self.pool
+            if pool is None or pool[0] is not data or 2 * n < len(pool[1]):
+                pool = self.pool = (data, list(data))
+            members = pool[1]
+            while True:
+                member = members[random.randrange(len(members))]
+                if member in data:
+                    return member  # type: ignore[no-any-return]
         if self.enc == INTSET:
             return b"%d" % data[random.randrange(len(data))]
         return data[random.randrange(len(data))]  # type: ignore[no-any-return]
-
-    def random_members_ordered(self, count: int) -> list[bytes]:
-        """`count` distinct members (count < size) in the encoding's order, as lpNextRandom picks."""
-        chosen = sorted(random.sample(range(len(self.data)), count))
-        members = self.members()
-        if not isinstance(members, list):
-            members = list(members)
-        return [members[i] for i in chosen]
 
     # --- writes --------------------------------------------------------------------------
 
@@ -158,6 +164,7 @@ class Set:
             if member in data:
                 return False
             data.add(member)
+            self.pool = None
             return True
         if enc == LISTPACK:
             if member in data:
@@ -227,8 +234,3 @@ class Set:
         else:
             gone_ints = {int(m) for m in members}
             self.data = array("q", [v for v in self.data if v not in gone_ints])
-
-
-def _set_choice(data: set[bytes]) -> bytes:
-    # A Python set has no random access: skip a random number of members, in C (islice).
-    return next(islice(data, random.randrange(len(data)), None))

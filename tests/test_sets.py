@@ -301,3 +301,20 @@ def test_config_set_changes_the_limits(limits: redis.Redis) -> None:
     r.config_set("set-max-listpack-entries", 128)
     r.sadd("v", *[f"m{i}" for i in range(30)])
     assert members(r, "v") == [f"m{i}".encode() for i in range(30)]
+
+
+def test_generic_key_commands_on_sets(r: redis.Redis) -> None:
+    r.sadd("s", "b", "a")
+    r.sadd("i", 2, 1)
+    r.set("str", "v")
+    assert r.type("s") == b"set" and r.type("i") == b"set"
+    assert sorted(r.scan(0, _type="set", count=100)[1]) == [b"i", b"s"]
+    assert r.copy("s", "t") == 1
+    r.sadd("t", "c")
+    assert members(r, "s") == [b"b", b"a"] and members(r, "t") == [b"b", b"a", b"c"]
+    assert r.rename("i", "j") and members(r, "j") == [b"1", b"2"]
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert members(r, "s") == [b"b", b"a"] and members(r, "j") == [b"1", b"2"]
+    r.expire("s", 100)
+    r.sadd("s", "z")
+    assert r.ttl("s") > 0  # an in-place change keeps the TTL

@@ -260,3 +260,22 @@ def test_model_of_order_and_membership(ops: list[tuple[bool, list[bytes]]]) -> N
             assert all(len(m) <= limits.listpack_value for m in model)
         else:
             assert s.enc == HASHTABLE
+
+
+def test_random_picks_of_a_large_hashtable_follow_its_changes() -> None:
+    s = sadd(None, *[f"m{i}" for i in range(1000)])
+    assert s.enc == HASHTABLE
+    assert s.random_member() in s.data  # lists the members for later picks
+    s.add(b"new", L)
+    assert b"new" in {s.random_member() for _ in range(20000)}
+    for i in range(900):
+        s.remove(f"m{i}".encode())
+    picks = {s.random_member() for _ in range(5000)}
+    assert picks <= s.data and len(picks) == len(s)
+    few = random_distinct(s, 10)
+    assert len(set(few)) == 10 and set(few) <= s.data
+    before = set(s.data)
+    popped = pop_many(s, 5, L)
+    assert len(set(popped)) == 5 and set(popped) <= before
+    assert set(s.data) == before - set(popped)
+    assert s.pop_random() in before and len(s) == len(before) - 6

@@ -166,6 +166,8 @@ def sadd(client: Client, argv: list[bytes]) -> Any:
             if member not in data:
                 data.add(member)
                 added += 1
+        if added:
+            s.pool = None
     else:
         for j in range(2, len(argv)):
             if s.add(argv[j], limits):
@@ -358,8 +360,7 @@ def _srandmember_count(client: Client, argv: list[bytes]) -> Any:
     if count < 0 or count == 1:
         n = -count if count < 0 else 1
         if s.enc == HASHTABLE:
-            members = list(s.data) if n > 1 else [s.random_member()]
-            return [random.choice(members) for _ in range(n)]
+            return [s.random_member() for _ in range(n)]
         data = list(s.members())
         return [data[random.randrange(size)] for _ in range(n)]
     if count >= size:
