@@ -279,3 +279,51 @@ def test_random_picks_of_a_large_hashtable_follow_its_changes() -> None:
     assert len(set(popped)) == 5 and set(popped) <= before
     assert set(s.data) == before - set(popped)
     assert s.pop_random() in before and len(s) == len(before) - 6
+
+
+# Cases of Redis 7.4's tests/unit/type/set.tcl, on the engine.
+
+
+def test_intset_and_listpack_overflow_however_filled() -> None:
+    ints = [str(i) for i in range(512)]
+    for s in (None, sadd(None, 1)):
+        full = sadd(s, *ints)
+        assert encoding(full) == b"intset" and len(full) == 512
+        assert encoding(sadd(full, 512)) == b"hashtable"
+    one_by_one = sadd(None, 0)
+    for i in ints[1:]:
+        sadd(one_by_one, i)
+    assert encoding(one_by_one) == b"intset"
+    assert encoding(sadd(one_by_one, 512)) == b"hashtable"
+    small = [str(i) for i in range(127)]
+    for s in (sadd(None, "a", *small), sadd(sadd(None, "a"), "a", *small)):
+        assert encoding(s) == b"listpack" and len(s) == 128
+        assert encoding(sadd(s, "b")) == b"hashtable"
+
+
+def test_integer_beyond_64_bits() -> None:
+    big = "213244124402402314402033402"
+    s = sadd(None, big)
+    assert encoding(s) == b"listpack" and s.contains(big.encode())
+    large = sadd(None, *range(130))
+    assert encoding(sadd(large, big)) == b"hashtable" and large.contains(big.encode())
+
+
+def test_sinterstore_results_of_integers_become_intsets() -> None:
+    a = sadd(None, *"a b c 1 3 6 x y z".split())
+    b = sadd(None, *"e f g 1 2 3 u v w".split())
+    d = intersection_store([a, b], L)
+    assert encoding(d) == b"intset" and list(d.members()) == [b"1", b"3"]
+    a = sadd(None, "a", "b", "c", 444, 555, 666, *range(1, 130))
+    b = sadd(None, "e", "f", "g", 111, 222, 333, *range(1, 130))
+    assert encoding(a) == encoding(b) == b"hashtable"
+    d = intersection_store([a, b], L)
+    assert encoding(d) == b"intset" and list(d.members()) == [b"%d" % i for i in range(1, 130)]
+
+
+def test_same_integers_in_different_encodings() -> None:
+    a = sadd(None, 1, 2, 3)
+    b = sadd(None, 1, 2, 3, "a")
+    b.remove(b"a")
+    assert encoding(a) == b"intset" and encoding(b) == b"listpack"
+    assert intersection([a, b]) == [b"1", b"2", b"3"]
