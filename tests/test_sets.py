@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import call_raw, err, plain
 from tests.serverproc import RawConnection
@@ -318,3 +320,83 @@ def test_generic_key_commands_on_sets(r: redis.Redis) -> None:
     r.expire("s", 100)
     r.sadd("s", "z")
     assert r.ttl("s") > 0  # an in-place change keeps the TTL
+
+
+# --- member order against a model of Redis 7.4's compact encodings --------------------------------
+
+_MODEL_MEMBERS = [b"1", b"2", b"10", b"-5", b"a", b"b", b"c", b"07", b"x" * 65]
+
+
+def _as_int(m: bytes) -> int | None:
+    try:
+        v = int(m)
+    except ValueError:
+        return None
+    return v if str(v).encode() == m else None
+
+
+class _Model:
+    """Redis 7.4's order of a small set: an intset ascending; a listpack in insertion order
+    (an intset turning into one lists its integers first, ascending); a hashtable in no order."""
+
+    def __init__(self, first: bytes) -> None:
+        self.enc = "intset" if _as_int(first) is not None else "listpack"
+        self.members: list[bytes] = []
+
+    def add(self, m: bytes) -> None:
+        if m in self.members:
+            return
+        if self.enc == "intset" and _as_int(m) is None:
+            self.members.sort(key=int)
+            self.enc = "listpack" if len(self.members) < 128 and len(m) <= 64 else "hashtable"
+        elif self.enc == "listpack" and len(m) > 64:
+            self.enc = "hashtable"
+        self.members.append(m)
+        if self.enc == "intset":
+            self.members.sort(key=int)
+
+    def expected(self) -> list[bytes]:
+        return self.members if self.enc != "hashtable" else sorted(self.members)
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(script=st.lists(st.tuples(
+    st.sampled_from(["SADD", "SREM", "SMOVE"]), st.sampled_from(["k1", "k2"]),
+    st.sampled_from(["k1", "k2"]),
+    st.lists(st.sampled_from(_MODEL_MEMBERS), min_size=1, max_size=4)), max_size=25))
+def test_compact_order_follows_the_model(r: redis.Redis, script) -> None:
+    p = plain(r)
+    p.flushall()
+    model: dict[str, _Model] = {}
+    for name, key, other, args in script:
+        if name == "SADD":
+            p.execute_command("SADD", key, *args)
+            if key not in model:
+                model[key] = _Model(args[0])
+            for m in args:
+                model[key].add(m)
+        elif name == "SREM":
+            p.execute_command("SREM", key, *args)
+            if key in model:
+                for m in args:
+                    if m in model[key].members:
+                        model[key].members.remove(m)
+                if not model[key].members:
+                    del model[key]
+        else:
+            m = args[0]
+            moved = p.execute_command("SMOVE", key, other, m)
+            src = model.get(key)
+            assert moved == (1 if src is not None and m in src.members else 0)
+            if moved and key != other:
+                src.members.remove(m)
+                if not src.members:
+                    del model[key]
+                if other not in model:
+                    model[other] = _Model(m)
+                model[other].add(m)
+        for k in ("k1", "k2"):
+            got = p.execute_command("SMEMBERS", k)
+            want = model[k].expected() if k in model else []
+            assert (sorted(got) if k in model and model[k].enc == "hashtable" else got) == want
