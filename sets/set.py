@@ -66,7 +66,7 @@ class Set:
         if data is None:
             data = array("q") if enc == INTSET else [] if enc == LISTPACK else set()
         self.data: Any = data
-        # SSCAN's snapshot of a hashtable (see sets.scan); dropped on any change.
+        # SSCAN's snapshot of a hashtable (see server/commands/sets.py); dropped on any change.
         self.scan_state: Any = None
         # A hashtable's members as a list, for O(1) random picks: (the set it lists, the list).
         # Removed members stay in it until it is rebuilt (picks skip them); any addition drops it.

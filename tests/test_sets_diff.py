@@ -46,6 +46,9 @@ def test_command_info_matches_redis(server, real_redis) -> None:
         theirs.close()
     assert_same_as_redis(server, real_redis, [
         ("COMMAND", "GETKEYS", "SINTERCARD", "2", "a", "b", "LIMIT", "1"),
+        ("COMMAND", "GETKEYS", "SINTERCARD", "0", "a"),
+        ("COMMAND", "GETKEYS", "SINTERCARD", "3", "a", "b"),
+        ("COMMAND", "GETKEYS", "SINTERCARD", "x", "a"),
         ("COMMAND", "GETKEYS", "SINTERSTORE", "d", "a", "b"),
         ("COMMAND", "GETKEYS", "SMOVE", "a", "b", "m"),
         ("COMMAND", "GETKEYSANDFLAGS", "SDIFFSTORE", "d", "a", "b"),
@@ -166,6 +169,7 @@ def _parse(raw: bytes):
 def _normalised(cmd: tuple, raw: bytes):
     reply = _parse(raw)
     name = cmd[0].upper()
+    name = name.encode() if isinstance(name, str) else name
     if name in _ORDERLESS and isinstance(reply, list):
         return sorted(reply)
     if name == b"SSCAN" and isinstance(reply, list):
@@ -241,3 +245,42 @@ def test_generated_mixed_sequences(server, real_redis, script) -> None:
     for cmd, mine, ref in zip(script, ours, theirs, strict=True):
         assert _normalised(cmd, mine) == _normalised(cmd, ref), (
             f"{cmd!r}: rivulet {mine!r} != redis {ref!r}")
+
+
+def test_large_sets_match_redis_as_sets(server, real_redis) -> None:
+    script: list[tuple] = [
+        ("SADD", "h1", *[f"m{i}" for i in range(0, 1500)]),
+        ("SADD", "h2", *[f"m{i}" for i in range(1000, 2500)]),
+        ("SADD", "i1", *[str(i) for i in range(0, 600)]),
+        ("SADD", "i2", *[str(i) for i in range(300, 400)]),
+        ("SREM", "h1", *[f"m{i}" for i in range(0, 1500, 3)]),
+    ]
+    for op in ("SINTER", "SUNION", "SDIFF"):
+        for keys in (("h1", "h2"), ("h2", "h1", "i1"), ("i1", "i2"), ("i2", "i1", "h1")):
+            script.append((op, *keys))
+            script.append((op + "STORE", "dst", *keys))
+            script.append(("SMEMBERS", "dst"))
+            script.append(("SCARD", "dst"))
+    script += [("SINTERCARD", "2", "h1", "h2"), ("SINTERCARD", "2", "h1", "h2", "LIMIT", "10"),
+               ("SMISMEMBER", "h1", "m1", "m3", "m1499", "nope"), ("SCARD", "h1"),
+               ("SMOVE", "h1", "i2", "m1"), ("SMEMBERS", "i2"), ("SRANDMEMBER", "i2", "5000"),
+               ("SPOP", "i2", "5000"), ("EXISTS", "i2")]
+    ours, theirs = _run(server.port, script), _run(real_redis.port, script)
+    for cmd, mine, ref in zip(script, ours, theirs, strict=True):
+        assert _normalised(cmd, mine) == _normalised(cmd, ref), cmd[:3]
+
+
+def _full_scan(port: int, key: str, count: int) -> list[bytes]:
+    with redis.Redis(port=port) as c:
+        return [m for m in c.sscan_iter(key, count=count)]
+
+
+def test_sscan_covers_a_large_set_once(server, real_redis) -> None:
+    members = [f"member:{i}" for i in range(3000)]
+    for port in (server.port, real_redis.port):
+        with redis.Redis(port=port) as c:
+            c.flushall()
+            c.sadd("s", *members)
+    ours, theirs = _full_scan(server.port, "s", 100), _full_scan(real_redis.port, "s", 100)
+    assert len(ours) == len(set(ours)) == 3000
+    assert sorted(ours) == sorted(theirs)
