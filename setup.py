@@ -39,6 +39,7 @@ COMPILED = [
     "server/stats.py",
     "server/commands/connection.py",
     "server/commands/keys.py",
+    "server/commands/sets.py",
     "server/commands/stream_common.py",
     "server/commands/stream_propagate.py",
     "server/commands/streams_groups.py",

@@ -23,6 +23,7 @@ from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
 from bench.runner import run_case
 from bench.scaling import ScalingCase
+from bench.sets_bench import SetsCase, SetsMemoryCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
 from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
 
@@ -30,7 +31,9 @@ CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XaddIdmpCase(), XrangeCase(), XreadgroupCase(),
                            XreadgroupClaimCase(),
                            BacklogCase(),
-                           RewriteLatencyCase(), LatencyCase(), ScalingCase(), KeyAccessCase()]}
+                           RewriteLatencyCase(), LatencyCase(), ScalingCase(),
+                           KeyAccessCase(),
+                           SetsCase(), SetsMemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 
