@@ -396,3 +396,26 @@ def test_bgrewriteaof_round_trip_with_field_ttls(server_factory) -> None:
         assert {k: _state(r, k) for k in ("h", "many")} == before
     finally:
         srv2.cleanup()
+
+
+def test_the_schedule_forgets_deleted_hashes() -> None:
+    from hashes import Hash
+    from server.commands import hash_expire
+
+    kept = []
+    for i in range(10):
+        h = Hash()
+        h.set(b"a", b"1", 512, 64)
+        h.set_expire_time(b"a", 10**13 + 100 + i)
+        hash_expire.schedule(0, b"k%d" % i, h)
+        h.set_expire_time(b"a", 10**13 - 1 - i)
+        hash_expire.schedule(0, b"k%d" % i, h)  # an earlier time: the first entry is stale
+        if i % 2 == 0:
+            kept.append(h)
+    del h
+    mine = [e for e in hash_expire._heap if e[0] >= 10**13 - 20]
+    assert len(mine) == 20
+    del mine
+    hash_expire.compact()
+    left = [e[2] for e in hash_expire._heap if e[0] >= 10**13 - 20]
+    assert len(left) == 5 and all(any(h is k for k in kept) for h in left)

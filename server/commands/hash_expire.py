@@ -91,8 +91,30 @@ def _locate(dbs: list[Database], db_index: int, key: bytes, h: Hash) -> tuple[Da
     return None
 
 
+def compact() -> None:
+    """Drop the heap entries that are stale or hold a hash nothing else holds (a deleted key's),
+    so that hashes deleted long before their fields' times do not stay in memory until then."""
+    _heap[:] = [e for e in _heap if _scheduled.get(id(e[2])) == e[0]]
+    kept = []
+    for entry in _heap:
+        h = entry[2]
+        # Held by its one entry, `h` and getrefcount's argument only: deleted.
+        if sys.getrefcount(h) <= 3:
+            del _scheduled[id(h)]
+        else:
+            kept.append(entry)
+    heapq.heapify(kept)
+    _heap[:] = kept
+
+
+_cycles = [0]
+
+
 def active_expire_cycle(server: Server, quota: int = CYCLE_QUOTA) -> int:
     """Delete expired fields of the hashes due, at most `quota`. Returns how many."""
+    _cycles[0] += 1
+    if _cycles[0] % 100 == 0 and len(_heap) > 1000:
+        compact()
     now = now_ms()
     dbs = server.keyspace.dbs
     removed = 0
