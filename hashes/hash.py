@@ -201,31 +201,58 @@ class Hash:
         """Set the field/value pairs flat[start:], converting as Redis's hashTypeTryConversion
         and hashTypeSet do; a field set loses its TTL unless keep_ttl. Returns how many fields
         were new."""
+        end = len(flat)
         if not self.table:
-            if (len(flat) - start) // 2 > max_entries:
+            if (end - start) // 2 > max_entries:
                 self.convert_to_table()
             else:
-                for j in range(start, len(flat)):
+                for j in range(start, end):
                     if len(flat[j]) > max_value:
                         self.convert_to_table()
                         break
         data = self.data
-        d = data if isinstance(data, dict) else _packed_dict(data)
-        created = 0
         ttl = self.ttl
-        for j in range(start, len(flat) - 1, 2):
+        created = 0
+        if isinstance(data, dict):
+            for j in range(start, end - 1, 2):
+                field = flat[j]
+                if field not in data:
+                    created += 1
+                elif ttl and not keep_ttl:
+                    ttl.pop(field, None)
+                data[field] = flat[j + 1]
+            if not self.table and len(data) > max_entries:
+                self.table = True
+            return created
+        # Packed: edit the unpacked list (list searches run in C), then pack it again.
+        items = unpack(data)
+        fields = items[0::2]
+        if (end - start) % 2 == 0 and fields == flat[start::2]:
+            # Every field rewritten in its order (a record saved whole): the command's own pairs
+            # are the new content.
+            if ttl and not keep_ttl:
+                for field in fields:
+                    ttl.pop(field, None)
+            self.data = pack(flat[start:]) if start else pack(flat)
+            return 0
+        for j in range(start, end - 1, 2):
             field = flat[j]
-            if field not in d:
+            if field in fields:
+                items[2 * fields.index(field) + 1] = flat[j + 1]
+                if ttl and not keep_ttl:
+                    ttl.pop(field, None)
+            else:
+                fields.append(field)
+                items.append(field)
+                items.append(flat[j + 1])
                 created += 1
-            elif ttl and not keep_ttl:
-                ttl.pop(field, None)
-            d[field] = flat[j + 1]
-        if not self.table and len(d) > max_entries:
+        count = len(fields)
+        if not self.table and count > max_entries:
             self.table = True
-        if self.table or len(d) > PACK_MAX_FIELDS:
-            self.data = d
+        if self.table or count > PACK_MAX_FIELDS:
+            self.data = dict(zip(fields, items[1::2], strict=True))
         else:
-            self.data = _pack_dict(d)
+            self.data = pack(items)
         return created
 
     def set(self, field: bytes, value: bytes, max_entries: int, max_value: int,

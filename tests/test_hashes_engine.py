@@ -110,3 +110,17 @@ def test_copy_is_independent() -> None:
         assert h.get(b"f1") == b"v" and h.get(b"f0") == b"v"
         assert h.expire_time(b"f2") is None and h.expire_time(b"f0") == 99
         assert c.encoding() == h.encoding()
+
+
+def test_rewriting_every_field_in_order() -> None:
+    h = Hash()
+    h.set_pairs([b"HSET", b"k", b"a", b"1", b"b", b"2"], 2, 512, 64)
+    h.set_expire_time(b"a", 10)
+    h.set_expire_time(b"b", 20)
+    assert h.set_pairs([b"HSET", b"k", b"a", b"x", b"b", b"y"], 2, 512, 64, keep_ttl=True) == 0
+    assert h.flat() == [b"a", b"x", b"b", b"y"] and h.min_expire() == 10
+    assert h.set_pairs([b"a", b"3", b"b", b"4"], 0, 512, 64) == 0
+    assert h.flat() == [b"a", b"3", b"b", b"4"] and h.min_expire() is None
+    # Same fields in another order: values replaced in place, the order kept.
+    assert h.set_pairs([b"b", b"5", b"a", b"6"], 0, 512, 64) == 0
+    assert h.flat() == [b"a", b"6", b"b", b"5"]

@@ -283,6 +283,8 @@ def _all(client: Client, argv: list[bytes], what: int) -> Any:
         return flat[::2]
     if what == 2:
         return flat[1::2]
+    if not client.resp3:
+        return flat  # a map is a flat array in RESP2: no dict to build
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
