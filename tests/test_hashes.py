@@ -325,3 +325,26 @@ def test_command_docs_of_hash_commands(raw_r) -> None:
     hset = dict(zip(docs[1][::2], docs[1][1::2], strict=True))
     assert hset[b"group"] == b"hash" and hset[b"since"] == b"2.0.0"
     assert hset[b"history"] == [[b"4.0.0", b"Accepts multiple `field` and `value` arguments."]]
+
+
+def test_listpack_limits_follow_config_set(r) -> None:
+    # Only a hashtable is scanned in steps; a listpack answers whole, with cursor 0.
+    try:
+        r.config_set("hash-max-ziplist-entries", 4)  # the old name sets hash-max-listpack-entries
+        r.hset("big", mapping={f"f{i}": i for i in range(5)})
+        r.hset("small", mapping={f"f{i}": i for i in range(4)})
+        cursor, part = r.hscan("big", 0, count=1)
+        assert cursor != 0 and len(part) < 5
+        assert r.hscan("small", 0, count=1) == (0, {b"f0": b"0", b"f1": b"1", b"f2": b"2", b"f3": b"3"})
+        r.config_set("hash-max-listpack-value", 3)
+        r.hset("small2", "f", "abc")
+        r.hset("long", "f", "abcd")
+        assert r.hscan("small2", 0, count=1)[0] == 0
+        assert r.hscan("long", 0, count=1)[1] == {b"f": b"abcd"}
+        r.hset("long", mapping={f"x{i}": 1 for i in range(3)})
+        assert r.hscan("long", 0, count=1)[0] != 0
+    finally:
+        r.config_set("hash-max-listpack-entries", 512)
+        r.config_set("hash-max-listpack-value", 64)
+    r.hset("again", mapping={f"f{i}": i for i in range(5)})
+    assert r.hscan("again", 0, count=1)[0] == 0

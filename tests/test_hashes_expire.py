@@ -419,3 +419,52 @@ def test_the_schedule_forgets_deleted_hashes() -> None:
     hash_expire.compact()
     left = [e[2] for e in hash_expire._heap if e[0] >= 10**13 - 20]
     assert len(left) == 5 and all(any(h is k for k in kept) for h in left)
+
+
+def test_debug_reload_keeps_fields_and_ttls(server_factory) -> None:
+    srv = server_factory()
+    r = redis.Redis(port=srv.port)
+    r.hset("h", mapping={"a": 1, "b": 2})
+    r.hset("big", mapping={f"f{i}": i for i in range(600)})
+    when = int(time.time() * 1000) + 100_000
+    hexpire(r, "HPEXPIREAT", "h", when, "b")
+    hexpire(r, "HPEXPIREAT", "big", when, "f7")
+    before = {k: _state(r, k) for k in ("h", "big")}
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert {k: _state(r, k) for k in ("h", "big")} == before
+
+
+def _exec_after(port: int, change) -> list | None:
+    """HSET k, WATCH k, change(another client), MULTI HLEN k EXEC: EXEC's replies, None when
+    the change aborted it."""
+    c = redis.Redis(port=port)
+    other = redis.Redis(port=port)
+    try:
+        c.delete("k")
+        c.hset("k", mapping={"a": 1, "b": 2})
+        with c.pipeline() as pipe:
+            pipe.watch("k")
+            change(other)
+            pipe.multi()
+            pipe.hlen("k")
+            try:
+                return pipe.execute()
+            except redis.WatchError:
+                return None
+    finally:
+        c.close()
+        other.close()
+
+
+def test_watch_sees_field_writes_and_expiry(r, server) -> None:
+    for change in (lambda o: o.hset("k", "a", 9),
+                   lambda o: o.hdel("k", "b"),
+                   lambda o: o.execute_command("HEXPIRE", "k", 100, "FIELDS", 1, "a"),
+                   lambda o: o.execute_command("HPEXPIRE", "k", 0, "FIELDS", 1, "a"),
+                   lambda o: o.hincrby("k", "a", 1)):
+        assert _exec_after(server.port, change) is None
+    # Commands that change nothing leave the transaction alone.
+    for change in (lambda o: o.execute_command("HPERSIST", "k", "FIELDS", 1, "a"),
+                   lambda o: o.hdel("k", "zz"),
+                   lambda o: o.execute_command("HEXPIRE", "k", 100, "XX", "FIELDS", 1, "a")):
+        assert _exec_after(server.port, change) == [2]

@@ -21,7 +21,7 @@ from protocol.floats import format_long_double, parse_long_double, round_long_do
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import OK, ErrorReply
 from server import value_types
-from server.command_table import command, key_spec
+from server.command_table import command, key_spec, on_server_start
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
 from server.keyspace import Database, now_ms
@@ -29,6 +29,7 @@ from server.keyspace import Database, now_ms
 if TYPE_CHECKING:
     from server.config import Config
     from server.connection import Client
+    from server.server import Server
 
 SYNTAX_ERROR = ErrorReply("ERR syntax error")
 LLONG_MAX = 2**63 - 1
@@ -102,9 +103,26 @@ def get_hash(db: Database, key: bytes) -> Hash | None:
     return db.get_typed(key, Hash)
 
 
+# hash-max-listpack-entries and hash-max-listpack-value, kept current by _follow_limits: read
+# by every write, cheaper here than through the configuration's lookup.
+_limits = [512, 64]
+
+
 def limits(client: Client) -> tuple[int, int]:
-    config = client.server.config
-    return config["hash-max-listpack-entries"], config["hash-max-listpack-value"]
+    return _limits[0], _limits[1]
+
+
+@on_server_start
+def _follow_limits(server: Server) -> None:
+    config = server.config
+
+    def apply(_value: object) -> None:
+        _limits[0] = config["hash-max-listpack-entries"]
+        _limits[1] = config["hash-max-listpack-value"]
+
+    apply(None)
+    config.on_change("hash-max-listpack-entries", apply)
+    config.on_change("hash-max-listpack-value", apply)
 
 
 def delete_expired_field(client: Client, db: Database, key: bytes, h: Hash, field: bytes) -> bool:
