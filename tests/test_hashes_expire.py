@@ -468,3 +468,31 @@ def test_watch_sees_field_writes_and_expiry(r, server) -> None:
                    lambda o: o.hdel("k", "zz"),
                    lambda o: o.execute_command("HEXPIRE", "k", 100, "XX", "FIELDS", 1, "a")):
         assert _exec_after(server.port, change) == [2]
+
+
+@pytest.mark.parametrize("name,arity,flags", [
+    ("hexpire", -6, [b"write", b"denyoom", b"fast"]),
+    ("hpexpire", -6, [b"write", b"denyoom", b"fast"]),
+    ("hexpireat", -6, [b"write", b"denyoom", b"fast"]),
+    ("hpexpireat", -6, [b"write", b"denyoom", b"fast"]),
+    ("httl", -5, [b"readonly", b"fast"]),
+    ("hpttl", -5, [b"readonly", b"fast"]),
+    ("hexpiretime", -5, [b"readonly", b"fast"]),
+    ("hpexpiretime", -5, [b"readonly", b"fast"]),
+    ("hpersist", -5, [b"write", b"fast"]),
+])
+def test_command_info_as_redis_7_4(raw_r, name, arity, flags) -> None:
+    # Redis 7.0 has no such commands: the expected entries are src/commands/<name>.json's.
+    info = raw_r.execute_command("COMMAND", "INFO", name)[0]
+    kind = b"@write" if b"write" in flags else b"@read"
+    assert info[:7] == [name.encode(), arity, flags, 1, 1, 1, [kind, b"@hash", b"@fast"]]
+    spec = dict(zip(info[8][0][::2], info[8][0][1::2], strict=True))
+    expected = {"hpersist": [b"RW", b"update"], "httl": [b"RO", b"access"],
+                "hpttl": [b"RO", b"access"], "hexpiretime": [b"RO", b"access"],
+                "hpexpiretime": [b"RO", b"access"]}.get(name, [b"RW", b"update"])
+    assert spec[b"flags"] == expected
+    tips = info[7]
+    assert tips == ([b"nondeterministic_output"] if name in ("httl", "hpttl") else [])
+    docs = raw_r.execute_command("COMMAND", "DOCS", name)
+    doc = dict(zip(docs[1][::2], docs[1][1::2], strict=True))
+    assert doc[b"since"] == b"7.4.0" and doc[b"group"] == b"hash"
