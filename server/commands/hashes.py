@@ -17,9 +17,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from hashes import Hash
+from hashes.hash import unpack
 from protocol.floats import format_long_double, parse_long_double, round_long_double
 from protocol.numbers import parse_int, string2ll
-from protocol.reply import OK, ErrorReply
+from protocol.reply import OK, ErrorReply, Raw
 from server import value_types
 from server.command_table import command, key_spec, on_server_start
 from server.commands.keys import parse_cursor
@@ -292,10 +293,40 @@ def hmget(client: Client, argv: list[bytes]) -> Any:
     return out
 
 
+# HGETALL of a packed hash read more than once: its pairs as RESP bulk strings, valid while the
+# hash holds the same bytes object (every write makes a new one). By hash, at most _ENCODED_MAX.
+_encoded: dict[int, tuple[Hash, bytes, bytes, int]] = {}
+_ENCODED_MAX = 256
+
+
+def _encoded_pairs(h: Hash, data: bytes) -> tuple[bytes, int]:
+    cached = _encoded.get(id(h))
+    if cached is not None and cached[0] is h and cached[1] is data:
+        return cached[2], cached[3]
+    parts: list[bytes] = []
+    flat = unpack(data)
+    for item in flat:
+        parts.append(b"$%d\r\n" % len(item))
+        parts.append(item)
+        parts.append(b"\r\n")
+    body = b"".join(parts)
+    if len(_encoded) >= _ENCODED_MAX:
+        _encoded.clear()
+    pairs = len(flat) // 2
+    _encoded[id(h)] = (h, data, body, pairs)
+    return body, pairs
+
+
 def _all(client: Client, argv: list[bytes], what: int) -> Any:
     h = get_hash(client.db, argv[1])
     if h is None:
         return {} if what == 3 else []
+    data = h.data
+    if what == 3 and not h.ttl and isinstance(data, bytes):
+        body, pairs = _encoded_pairs(h, data)
+        # The same bulk strings under a map header (RESP3) or an array of twice as many (RESP2).
+        header = b"%%%d\r\n" % pairs if client.resp3 else b"*%d\r\n" % (2 * pairs)
+        return Raw(header + body)
     flat = live_flat(h, now_ms()) if h.ttl else h.flat()
     if what == 1:
         return flat[::2]
