@@ -1,9 +1,12 @@
 """A hash: fields to values, in Redis's order, with optional per-field expiration times.
 
-Storage. A small hash is one bytes object of length-prefixed field/value pairs (a prefix is one
-byte below 128, else a little-endian base-128 varint), in the order a listpack keeps: new fields
-at the end, a replaced value in place. That costs a few bytes per pair instead of two Python
-objects; lookups walk it, which is cheap at the sizes it is kept for (PACK_MAX_FIELDS). A larger
+Storage. A small hash is one bytes object holding its fields and values in the order a listpack
+keeps (new fields at the end, a replaced value in place): one byte for the number of items
+(fields and values), one byte per item for its length, then the items end to end. Packing is
+then two C-level joins, and the length of the hash is one byte. An item of 255 bytes or more
+switches the hash to the long form: a 255 byte, then each item after its length as a
+little-endian base-128 varint. That costs a byte or two per item instead of two Python objects;
+lookups walk the lengths, which is cheap at the sizes it is kept for (PACK_MAX_FIELDS). A larger
 hash is a dict (same order rules: Python dicts keep insertion order and replace in place).
 
 Redis's encoding is tracked apart from the storage: `table` is set when Redis would have
@@ -19,11 +22,13 @@ engine stores times and answers questions about them.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 # Most fields kept packed; a larger hash (still "listpack" to Redis) is a dict.
-PACK_MAX_FIELDS = 32
+PACK_MAX_FIELDS: Final = 32
 
-_PREFIX = [bytes((n,)) for n in range(128)]
+_PREFIX: Final = [bytes((n,)) for n in range(128)]
+_LONG: Final = 255  # first byte of the long form; also the least item length it is needed for
 
 
 def _prefix(n: int) -> bytes:
@@ -38,7 +43,7 @@ def _prefix(n: int) -> bytes:
 
 
 def _read_len(data: bytes, i: int) -> tuple[int, int]:
-    """The length prefix at data[i] and the index after it."""
+    """The varint at data[i] and the index after it."""
     b = data[i]
     i += 1
     if b < 128:
@@ -54,43 +59,68 @@ def _read_len(data: bytes, i: int) -> tuple[int, int]:
         shift += 7
 
 
-def unpack(data: bytes) -> list[bytes]:
-    """The packed pairs as a flat list: field, value, field, value..."""
+def _unpack_long(data: bytes) -> list[bytes]:
     out: list[bytes] = []
-    i = 0
+    i = 1
     n = len(data)
     while i < n:
-        b = data[i]
-        if b < 128:
-            i += 1
-            out.append(data[i:i + b])
-            i += b
-        else:
-            length, i = _read_len(data, i)
-            out.append(data[i:i + length])
-            i += length
+        length, i = _read_len(data, i)
+        out.append(data[i:i + length])
+        i += length
+    return out
+
+
+def unpack(data: bytes) -> list[bytes]:
+    """The packed pairs as a flat list: field, value, field, value..."""
+    if not data:
+        return []
+    count = data[0]
+    if count == _LONG:
+        return _unpack_long(data)
+    out: list[bytes] = []
+    pos = count + 1
+    for i in range(1, count + 1):
+        end = pos + data[i]
+        out.append(data[pos:end])
+        pos = end
     return out
 
 
 def pack(flat: list[bytes]) -> bytes:
-    parts: list[bytes] = []
+    if not flat:
+        return b""
+    lengths = [len(item) for item in flat]
+    if len(flat) < _LONG and max(lengths) < _LONG:
+        lengths.insert(0, len(flat))
+        return bytes(lengths) + b"".join(flat)
+    parts: list[bytes] = [b"\xff"]
     for item in flat:
-        n = len(item)
-        parts.append(_PREFIX[n] if n < 128 else _prefix(n))
+        parts.append(_prefix(len(item)))
         parts.append(item)
     return b"".join(parts)
 
 
+def _get_long(data: bytes, field: bytes) -> bytes | None:
+    size = len(field)
+    i = 1
+    n = len(data)
+    while i < n:
+        length, i = _read_len(data, i)
+        found = length == size and data.startswith(field, i)
+        i += length
+        length, i = _read_len(data, i)
+        if found:
+            return data[i:i + length]
+        i += length
+    return None
+
+
 def _pack_dict(d: dict[bytes, bytes]) -> bytes:
-    parts: list[bytes] = []
+    flat: list[bytes] = []
     for field, value in d.items():
-        n = len(field)
-        parts.append(_PREFIX[n] if n < 128 else _prefix(n))
-        parts.append(field)
-        n = len(value)
-        parts.append(_PREFIX[n] if n < 128 else _prefix(n))
-        parts.append(value)
-    return b"".join(parts)
+        flat.append(field)
+        flat.append(value)
+    return pack(flat)
 
 
 def _packed_dict(data: bytes) -> dict[bytes, bytes]:
@@ -112,14 +142,10 @@ class Hash:
         data = self.data
         if isinstance(data, dict):
             return len(data)
-        count = 0
-        i = 0
-        n = len(data)
-        while i < n:
-            length, i = _read_len(data, i)
-            i += length
-            count += 1
-        return count // 2
+        if not data:
+            return 0
+        count = data[0]
+        return (count if count != _LONG else len(_unpack_long(data))) // 2
 
     def is_empty(self) -> bool:
         return not self.data
@@ -128,30 +154,19 @@ class Hash:
         data = self.data
         if isinstance(data, dict):
             return data.get(field)
+        if not data:
+            return None
+        count = data[0]
+        if count == _LONG:
+            return _get_long(data, field)
         size = len(field)
-        i = 0
-        n = len(data)
-        while i < n:
-            b = data[i]
-            if b < 128:
-                length = b
-                i += 1
-            else:
-                length, i = _read_len(data, i)
-            if length == size and data.startswith(field, i):
-                i += length
-                b = data[i]
-                if b < 128:
-                    return data[i + 1:i + 1 + b]
-                length, i = _read_len(data, i)
-                return data[i:i + length]
-            i += length
-            b = data[i]
-            if b < 128:
-                i += 1 + b
-            else:
-                length, i = _read_len(data, i)
-                i += length
+        pos = count + 1
+        for i in range(1, count, 2):
+            length = data[i]
+            if length == size and data.startswith(field, pos):
+                pos += length
+                return data[pos:pos + data[i + 1]]
+            pos += length + data[i + 1]
         return None
 
     def __contains__(self, field: bytes) -> bool:

@@ -16,8 +16,21 @@ def test_pack_round_trips_any_lengths(items: list[bytes]) -> None:
     assert unpack(pack(items)) == items
 
 
-@given(st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c", b"d" * 130, b""]),
-                          st.binary(max_size=200)), max_size=60))
+def test_pack_of_many_items_and_long_items() -> None:
+    # Either one needs the long form: 255 items, or an item of 255 bytes.
+    many = [b"%d" % i for i in range(300)]
+    assert unpack(pack(many)) == many
+    for size in (254, 255, 256, 20000):
+        items = [b"f", b"x" * size, b"", b"y"]
+        assert unpack(pack(items)) == items
+        h = Hash()
+        h.set_pairs(items, 0, 512, 100000)
+        assert h.get(b"f") == b"x" * size and h.get(b"") == b"y" and h.get(b"z") is None
+        assert len(h) == 2
+
+
+@given(st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c", b"d" * 130, b"", b"e" * 300]),
+                          st.binary(max_size=300)), max_size=60))
 @settings(max_examples=200, deadline=None)
 def test_behaves_like_an_ordered_dict(ops: list[tuple[bytes, bytes]]) -> None:
     h = Hash()
@@ -32,7 +45,7 @@ def test_behaves_like_an_ordered_dict(ops: list[tuple[bytes, bytes]]) -> None:
         assert h.as_dict() == model
         assert list(h.as_dict()) == list(model)
         assert len(h) == len(model)
-        for f in (b"a", b"d" * 130, b"zz"):
+        for f in (b"a", b"d" * 130, b"e" * 300, b"zz", b""):
             assert h.get(f) == model.get(f)
 
 
