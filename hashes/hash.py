@@ -29,6 +29,7 @@ PACK_MAX_FIELDS: Final = 32
 
 _PREFIX: Final = [bytes((n,)) for n in range(128)]
 _LONG: Final = 255  # first byte of the long form; also the least item length it is needed for
+_COUNT: Final = [bytes((n,)) for n in range(256)]
 
 
 def _prefix(n: int) -> bytes:
@@ -89,10 +90,14 @@ def unpack(data: bytes) -> list[bytes]:
 def pack(flat: list[bytes]) -> bytes:
     if not flat:
         return b""
-    lengths = [len(item) for item in flat]
-    if len(flat) < _LONG and max(lengths) < _LONG:
-        lengths.insert(0, len(flat))
-        return bytes(lengths) + b"".join(flat)
+    count = len(flat)
+    if count < _LONG:
+        try:
+            lengths = bytes(map(len, flat))  # ValueError past 255
+        except ValueError:
+            lengths = b"\xff"
+        if _LONG not in lengths:
+            return b"".join((_COUNT[count], lengths, b"".join(flat)))
     parts: list[bytes] = [b"\xff"]
     for item in flat:
         parts.append(_prefix(len(item)))
