@@ -53,6 +53,8 @@ COMPILED = [
     "streams/pel.py",
     "streams/storage.py",
     "streams/stream.py",
+    "hashes/hash.py",
+    "server/commands/hashes.py",
 ]
 
 

@@ -17,6 +17,7 @@ from bench.case import Case, Options
 from bench.claim import XreadgroupClaimCase
 from bench.groupdriver import XreadgroupCase
 from bench.keys import KeyAccessCase
+from bench.hashes_bench import HashMemoryCase, HashThroughputCase
 from bench.latency import LatencyCase
 from bench.memory import MemoryCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
@@ -33,7 +34,8 @@ CASES: dict[str, Case] = {c.name: c for c in
                            BacklogCase(),
                            RewriteLatencyCase(), LatencyCase(), ScalingCase(),
                            KeyAccessCase(),
-                           SetsCase(), SetsMemoryCase()]}
+                           SetsCase(), SetsMemoryCase(),
+                           HashThroughputCase(), HashMemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

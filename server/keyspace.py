@@ -223,6 +223,8 @@ class Keyspace:
         # Set by the blocking manager: called with (db, key) when a key may unblock clients.
         self.ready_hook: Callable[[int, bytes], None] | None = None
         self.effects = effects if effects is not None else Effects()
+        # Expiry cycles of values with expiring parts (hash fields), run after the keys' cycle.
+        self.expire_hooks: list[Callable[[], int]] = []
         # Access tracking (see Database.access): the clock is refreshed by the server's cron,
         # as Redis's server.lruclock, so that a lookup reads an attribute instead of the time.
         self.lru_clock = int(time.time())
@@ -323,6 +325,8 @@ class Keyspace:
                 removed += expired
                 if expired * 4 <= len(sample):
                     break
+        for hook in self.expire_hooks:
+            hook()
         if removed:
             # Outside any command: the DELs leave now, one unit for the cycle.
             self.effects.propagate_pending()
