@@ -16,8 +16,8 @@ from bench.backlog import BacklogCase
 from bench.case import Case, Options
 from bench.claim import XreadgroupClaimCase
 from bench.groupdriver import XreadgroupCase
-from bench.keys import KeyAccessCase
 from bench.hashes_bench import HashMemoryCase, HashThroughputCase
+from bench.keys import KeyAccessCase
 from bench.latency import LatencyCase
 from bench.memory import MemoryCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
