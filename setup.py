@@ -50,6 +50,9 @@ COMPILED = [
     "streams/pel.py",
     "streams/storage.py",
     "streams/stream.py",
+    "lists/storage.py",
+    "server/commands/lists.py",
+    "server/commands/lists_blocking.py",
 ]
 
 

@@ -17,6 +17,7 @@ from bench.case import Case, Options
 from bench.claim import XreadgroupClaimCase
 from bench.groupdriver import XreadgroupCase
 from bench.latency import LatencyCase
+from bench.lists_bench import BlpopHandoffCase, ListMemoryCase, ListPushPopCase
 from bench.memory import MemoryCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
@@ -29,7 +30,8 @@ CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XaddIdmpCase(), XrangeCase(), XreadgroupCase(),
                            XreadgroupClaimCase(),
                            BacklogCase(),
-                           RewriteLatencyCase(), LatencyCase(), ScalingCase()]}
+                           RewriteLatencyCase(), LatencyCase(), ScalingCase(),
+                           ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 
