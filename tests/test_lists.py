@@ -142,7 +142,7 @@ NONBLOCKING_BLOCKING = [
     ("RPUSH", "l", "a", "b", "c", "d"), ("BLPOP", "nokey", "l", "0"), ("BRPOP", "l", "nokey", "0"),
     ("BLMOVE", "l", "m", "LEFT", "RIGHT", "0"), ("BRPOPLPUSH", "l", "m", "0"),
     ("BLMPOP", "0", "2", "nokey", "m", "LEFT", "COUNT", "5"), ("EXISTS", "m"),
-    ("BLPOP", "l", "x"), ("BLPOP", "l", "-1"), ("BLPOP", "nokey", "0.001"),
+    ("BLPOP", "l", "x"), ("BLPOP", "l", "-1"), ("BLPOP", "l", "nan"), ("BLPOP", "nokey", "0.001"),
     ("BLMOVE", "l", "m", "LEFT", "UP", "0"), ("BLMOVE", "l", "m", "LEFT", "RIGHT", "x"),
     ("BLMPOP", "x", "1", "l", "LEFT"), ("BLMPOP", "0", "0", "l", "LEFT"),
     ("BLMPOP", "0", "1", "l", "MIDDLE"), ("BLMPOP", "-1", "1", "l", "LEFT"),

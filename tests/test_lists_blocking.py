@@ -161,7 +161,56 @@ def blocked_pops_propagate_as_their_plain_forms(c: Clients) -> list[bytes]:
             c.call("p", "LRANGE", "k", "0", "-1")]
 
 
-SCENARIOS = [first_waiter_gets_the_element, one_push_serves_waiters_in_order,
+def circular_brpoplpush(c: Clients) -> list[bytes]:
+    c.block("a", "BRPOPLPUSH", "list1", "list2", "0")
+    c.block("b", "BRPOPLPUSH", "list2", "list1", "0")
+    return [c.call("p", "RPUSH", "list1", "foo"), c.reply("a"), c.reply("b"),
+            c.call("p", "LRANGE", "list1", "0", "-1"), c.call("p", "LRANGE", "list2", "0", "-1")]
+
+
+def self_referential_brpoplpush(c: Clients) -> list[bytes]:
+    c.block("a", "BRPOPLPUSH", "blist", "blist", "0")
+    return [c.call("p", "RPUSH", "blist", "foo"), c.reply("a"),
+            c.call("p", "LRANGE", "blist", "0", "-1")]
+
+
+def failed_first_waiter_leaves_the_element_to_the_next(c: Clients) -> list[bytes]:
+    c.block("a", "BRPOPLPUSH", "blist", "target1", "0")
+    c.block("b", "BRPOPLPUSH", "blist", "target2", "0")
+    return [c.call("p", "SET", "target1", "nolist"), c.call("p", "RPUSH", "blist", "foo"),
+            c.reply("a"), c.reply("b"), c.call("p", "LRANGE", "target2", "0", "-1"),
+            c.call("p", "EXISTS", "blist")]
+
+
+def failure_keeps_the_order_of_elements(c: Clients) -> list[bytes]:
+    c.block("a", "BRPOPLPUSH", "blist", "target", "0")
+    return [c.call("p", "SET", "target", "nolist"), c.call("p", "RPUSH", "blist", "a", "b", "c"),
+            c.reply("a"), c.call("p", "LRANGE", "blist", "0", "-1")]
+
+
+def key_expired_when_served_blocks_again(c: Clients) -> list[bytes]:
+    # DEBUG is refused by the installed Redis: this one runs on Rivulet alone.
+    c.block("a", "BLPOP", "k", "0")
+    out = [c.call("p", "MULTI"), c.call("p", "RPUSH", "k", "hello"),
+           c.call("p", "PEXPIRE", "k", "50"), c.call("p", "DEBUG", "SLEEP", "0.1"),
+           c.call("p", "EXEC")]
+    wait_blocked(c.admin, 1)
+    out += [c.call("p", "RPUSH", "k", "again"), c.reply("a")]
+    return out
+
+
+def linked_lmoves(c: Clients) -> list[bytes]:
+    c.block("a", "BLMOVE", "list1", "list2", "RIGHT", "LEFT", "0")
+    c.block("b", "BLMOVE", "list2", "list3", "LEFT", "RIGHT", "0")
+    return [c.call("p", "RPUSH", "list1", "foo"), c.reply("a"), c.reply("b"),
+            c.call("p", "EXISTS", "list1", "list2"), c.call("p", "LRANGE", "list3", "0", "-1")]
+
+
+SCENARIOS = [circular_brpoplpush, self_referential_brpoplpush,
+             failed_first_waiter_leaves_the_element_to_the_next,
+             failure_keeps_the_order_of_elements,
+             linked_lmoves,
+             first_waiter_gets_the_element, one_push_serves_waiters_in_order,
              blmove_serves_a_client_waiting_on_its_destination, blmove_chain_through_several_keys,
              several_keys_and_the_same_key_twice, push_and_del_in_one_transaction_wakes_nobody,
              transaction_pushes_are_seen_together, key_of_another_type_does_not_wake,
@@ -197,6 +246,12 @@ def test_woken_pop_runs_again_over_every_key_as_redis_7_4(server) -> None:
     assert run(server.port, woken_by_a_list_while_another_key_is_a_string) == [
         b"+OK\r\n", b":1\r\n",
         b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", b":1\r\n"]
+
+
+def test_key_expired_when_served_blocks_again(server) -> None:
+    assert run(server.port, key_expired_when_served_blocks_again) == [
+        b"+OK\r\n", b"+QUEUED\r\n", b"+QUEUED\r\n", b"+QUEUED\r\n",
+        b"*3\r\n:1\r\n:1\r\n+OK\r\n", b":1\r\n", b"*2\r\n$1\r\nk\r\n$5\r\nagain\r\n"]
 
 
 def test_push_and_del_in_multi_leaves_the_waiter_blocked(server) -> None:
@@ -238,6 +293,10 @@ def test_timeout_errors(r) -> None:
     assert err(r, "BLPOP", "k", "abc") == "timeout is not a float or out of range"
     assert err(r, "BLMOVE", "k", "d", "LEFT", "LEFT", "inf") == "timeout is out of range"
     assert err(r, "BLMPOP", "abc", "1", "k", "LEFT") == "timeout is not a float or out of range"
+    # Redis 7.4 checks the milliseconds against LLONG_MAX before converting them; 7.0 let them
+    # overflow and answered "timeout is negative".
+    assert err(r, "BLPOP", "k", "0x7FFFFFFFFFFFFF") == "timeout is out of range"
+    assert err(r, "BRPOP", "k", "1e400") == "timeout is out of range"
     # BLMPOP checks its other arguments before the timeout, as Redis does.
     assert err(r, "BLMPOP", "abc", "0", "k", "LEFT") == "numkeys should be greater than 0"
 
@@ -310,7 +369,9 @@ def test_commandstats_count_a_blocked_pop_once(server) -> None:
         c.block("a", "BLPOP", "k", "0")
         c.call("p", "RPUSH", "k", "x")
         c.reply("a")
+        assert c.call("a", "BLMOVE", "k2", "d", "LEFT", "LEFT", "0.01") == b"*-1\r\n"
         stats = c.admin.info("commandstats")
         assert stats["cmdstat_blpop"]["calls"] == 1
+        assert stats["cmdstat_blmove"]["calls"] == 1
     finally:
         c.close()
