@@ -25,6 +25,7 @@ _UINT_MAX = 4294967295
 _NO_SIZE_LIMIT = 1 << 64
 
 _PREFIX = [bytes([n]) for n in range(128)]
+_REVERSE_FROM = 16  # a head node this long is kept reversed rather than shifted on each push
 
 
 # --- sizes and limits, as Redis computes them --------------------------------------------------
@@ -155,9 +156,14 @@ def unpack(blob: bytes) -> list[bytes]:
 
 
 class Node:
-    """A run of consecutive elements: `items` when unpacked, else `blob`."""
+    """A run of consecutive elements: `items` when unpacked, else `blob`.
 
-    __slots__ = ("items", "blob", "count", "size", "plain")
+    The head node of a quicklist may hold its items in reverse order (`rev`), so that pushes
+    and pops at the head are appends and pops at the end of the Python list rather than moves
+    of the whole node; any other access puts them back in order first (see List.push_head).
+    """
+
+    __slots__ = ("items", "blob", "count", "size", "plain", "rev")
 
     def __init__(self, items: list[bytes], size: int, plain: bool = False) -> None:
         self.items: list[bytes] | None = items
@@ -165,9 +171,10 @@ class Node:
         self.count = len(items)
         self.size = size  # lpBytes of Redis's listpack for this node; the element's length if plain
         self.plain = plain
+        self.rev = False
 
     def elements(self) -> list[bytes]:
-        """The elements, unpacking the node (for changes)."""
+        """The elements in order, unpacking the node (for changes)."""
         items = self.items
         if items is None:
             blob = self.blob
@@ -175,12 +182,19 @@ class Node:
             items = unpack(blob)
             self.items = items
             self.blob = None
+        elif self.rev:
+            items.reverse()
+            self.rev = False
         return items
 
     def read(self) -> list[bytes]:
-        """The elements, leaving the node as it is (do not change the list returned)."""
+        """The elements in order, leaving the node packed if it is (do not change the list
+        returned)."""
         items = self.items
         if items is not None:
+            if self.rev:
+                items.reverse()
+                self.rev = False
             return items
         blob = self.blob
         assert blob is not None
@@ -189,6 +203,9 @@ class Node:
     def pack(self) -> None:
         items = self.items
         if items is not None and not self.plain:
+            if self.rev:
+                items.reverse()
+                self.rev = False
             self.blob = pack(items)
             self.items = None
 
@@ -207,6 +224,7 @@ class Node:
     def copy(self) -> Node:
         node = Node([], self.size, self.plain)
         node.count = self.count
+        self.read()
         if self.items is not None:
             node.items = list(self.items)
         else:
@@ -294,13 +312,24 @@ class List:
                                               head.count + 1)):
                     items = head.items
                     assert items is not None
-                    items.insert(0, x)
+                    if head.rev:
+                        items.append(x)
+                    elif head.count < _REVERSE_FROM or len(nodes) == 1:
+                        items.insert(0, x)
+                    else:
+                        # A head node with a tail node after it: only the head end of it moves
+                        # from now on, so it is kept reversed.
+                        items.reverse()
+                        head.rev = True
+                        items.append(x)
                     head.count += 1
                     head.size += entry_size(x)
                     return
             nodes.insert(0, _new_node(x, fill))
             if len(nodes) >= 3:
                 nodes[1].pack()
+            elif len(nodes) == 2:
+                nodes[1].elements()  # now the tail: in order
             return
         node = nodes[0]
         items = node.items
@@ -343,7 +372,14 @@ class List:
         node = nodes[0]
         items = node.items
         assert items is not None
-        x = items.pop(0)
+        if node.rev:
+            x = items.pop()
+        elif node.count < _REVERSE_FROM or len(nodes) == 1:
+            x = items.pop(0)
+        else:
+            items.reverse()
+            node.rev = True
+            x = items.pop()
         self.length -= 1
         node.count -= 1
         if node.count == 0 and self.quicklist:
@@ -360,7 +396,7 @@ class List:
         node = nodes[-1]
         items = node.items
         assert items is not None
-        x = items.pop()
+        x = items.pop(0) if node.rev else items.pop()
         self.length -= 1
         node.count -= 1
         if node.count == 0 and self.quicklist:

@@ -194,15 +194,27 @@ def test_node_limits() -> None:
 # --- the engine against a model ----------------------------------------------------------------
 
 
-def check(lst: List, model: list[bytes]) -> None:
-    assert list(lst) == model
-    assert lst.length == len(model)
-    assert list(lst.iter_reversed()) == model[::-1]
+def check(lst: List, model: list[bytes], full: bool) -> None:
+    """The nodes' invariants, read without changing the nodes (a reversed head node stays so);
+    full: also through the list's own readers, which put such a node back in order."""
     nodes = lst.nodes
+    seen: list[bytes] = []
+    for n in nodes:
+        if n.items is None:
+            seen += unpack(n.blob or b"")
+        else:
+            seen += n.items[::-1] if n.rev else n.items
+    assert seen == model
+    assert lst.length == len(model)
+    if full:
+        assert list(lst) == model
+        assert list(lst.iter_reversed()) == model[::-1]
     assert sum(n.count for n in nodes) == len(model)
     if not lst.quicklist:
         assert len(nodes) == 1
     for i, n in enumerate(nodes):
+        if n.rev:
+            assert i == 0 and len(nodes) > 1, "only the head node of a quicklist is reversed"
         items = n.items if n.items is not None else unpack(n.blob or b"")
         assert len(items) == n.count
         if lst.quicklist:
@@ -224,7 +236,7 @@ def test_engine_matches_a_python_list(seed: int) -> None:
     values = [b"a", b"bb", b"12", b"-7", b"x" * 300, b"y" * 5000, b"z" * 9000, b""]
     lst = List()
     model: list[bytes] = []
-    for _ in range(1500):
+    for step in range(1500):
         op = rng.random()
         if op < 0.35:
             x = rng.choice(values) if rng.random() < 0.3 else b"v%d" % rng.randrange(1000)
@@ -317,9 +329,48 @@ def test_engine_matches_a_python_list(seed: int) -> None:
             lst.after_shrink(fill)
         else:
             lst = List()  # the key is deleted when empty
-        check(lst, model)
+        check(lst, model, full=step % 50 == 0)
     copy = lst.copy()
     assert list(copy) == model
     if model:
         copy.pop_head()
         assert list(lst) == model
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reversed_head_node_under_queue_traffic(seed: int) -> None:
+    # Mostly pushes and pops at the ends, as a queue gets: the head node is kept reversed, and
+    # every other reader still sees the elements in order.
+    rng = random.Random(seed)
+    fill = rng.choice([-2, -1, 64])
+    lst = List()
+    model: list[bytes] = []
+    reversed_seen = False
+    for step in range(6000):
+        op = rng.random()
+        if op < 0.6 or not model:
+            x = b"element-%d" % step
+            lst.before_grow(fill, len(x), 1)
+            lst.push_head(x)
+            model.insert(0, x)
+        elif op < 0.78:
+            assert lst.pop_tail() == model.pop()
+        elif op < 0.93:
+            assert lst.pop_head() == model.pop(0)
+        elif op < 0.96:
+            i = rng.randrange(len(model))
+            assert lst.get(i) == model[i]
+        elif op < 0.98:
+            assert lst.range(0, min(5, len(model))) == model[:5]
+        else:
+            x = b"v%d" % step
+            lst.before_grow(fill, len(x), 1)
+            lst.push_tail(x)
+            model.append(x)
+        if lst.length:
+            lst.after_shrink(fill)
+        else:
+            lst = List()
+        reversed_seen = reversed_seen or lst.nodes[0].rev
+        check(lst, model, full=step % 500 == 0)
+    assert reversed_seen
