@@ -212,7 +212,8 @@ def test_small_node_limits_same_as_redis(server, real_redis) -> None:
 
 # --- hypothesis: random sequences of list commands, byte for byte ------------------------------
 
-_ELEMENT = st.sampled_from(["a", "b", "c", "1", "-2", "300", "x" * 70, ""])
+_ELEMENT = st.sampled_from(["a", "b", "c", "1", "-2", "300", "x" * 70, "", "y" * 5000,
+                            "z" * 9000])
 _KEYS = st.sampled_from(["k1", "k2", "str"])
 _INDEX = st.integers(-8, 8).map(str)
 _SIDE = st.sampled_from(["LEFT", "RIGHT"])

@@ -161,6 +161,30 @@ def test_size_limited_listpack_counts_listpack_bytes(node: Node) -> None:
     assert node.encoding("lst") == b"quicklist"
 
 
+def test_out_of_range_fills(node: Node) -> None:
+    # 0 counts as 1 entry per node; below -5 counts as -5 (64 KB).
+    node.fill(0)
+    node.run("RPUSH", "lst", "a")
+    assert node.encoding("lst") == b"listpack"
+    node.run("RPUSH", "lst", "b")
+    assert node.encoding("lst") == b"quicklist"
+    node.fill(-6)
+    node.run("DEL", "lst")
+    node.run("RPUSH", "lst", "x" * 60000)
+    assert node.encoding("lst") == b"listpack"
+    node.run("RPUSH", "lst", "x" * 5536)
+    assert node.encoding("lst") == b"quicklist"
+
+
+def test_various_listpack_encodings_past_the_node_size(node: Node) -> None:
+    for x in ("127", "32767", "2147483647", "9223372036854775808", "0", "12", "x" * 31,
+              "x" * 8191, "x" * 65535):
+        node.run("LPUSH", "k", x)
+    assert node.encoding("k") == b"quicklist"
+    assert len(node.run("LRANGE", "k", "0", "-1")) > 65535 + 8191
+    assert node.value("k").nbytes() > 65535
+
+
 def test_copy_keeps_the_encoding(node: Node) -> None:
     node.fill(3)
     node.create_quicklist("a", "1", "2", "3", "4")
