@@ -354,3 +354,53 @@ def test_copy_of_a_long_list_is_independent(r) -> None:
     assert r.lindex("l", 2500) == b"v2500"
     assert r.llen("l") == 5000
     assert r.lindex("c", 2400) == b"changed"
+
+
+# --- pipelines: runs of pushes and pops read together ------------------------------------------
+
+
+def run_pipelined(port: int, script: list[tuple], resp3: bool = False) -> bytes:
+    """Send the whole script in one write (so that the server reads the calls together) and
+    return every reply's bytes."""
+    conn = RawConnection(port)
+    try:
+        if resp3:
+            call_raw(conn, "HELLO", "3")
+        call_raw(conn, "FLUSHALL")
+        conn.send(b"".join(encode_command(*cmd) for cmd in script))
+        return b"".join(read_reply(conn) for _ in script)
+    finally:
+        conn.close()
+
+
+PIPELINES = [
+    [("LPUSH", "q", f"job{i}") for i in range(40)] + [("RPOP", "q") for _ in range(45)],
+    [("RPUSH", "q", "a", "b")] * 20 + [("LPOP", "q")] * 10 + [("lpop", "q")] * 5
+    + [("LPOP", "q")] * 30 + [("LLEN", "q")],
+    [("SET", "s", "v")] + [("LPUSH", "s", "x")] * 5 + [("RPOP", "s")] * 5
+    + [("LPUSH", "q", "x")] * 3 + [("LPUSH", "other", "y")] * 3 + [("LPUSH", "q")] * 2
+    + [("RPOP", "q", "1")] * 2 + [("RPOP", "q")] * 3 + [("RPOP", "q", "1", "2")] * 2,
+    [("CONFIG", "SET", "list-max-listpack-size", "3")]
+    + [("RPUSH", "q", str(i), "x" * (i % 3000)) for i in range(60)]
+    + [("LPOP", "q")] * 50 + [("LRANGE", "q", "0", "-1")] + [("RPOP", "q")] * 80
+    + [("CONFIG", "SET", "list-max-listpack-size", "-2")],
+    [("LPUSH", "q", "x" * 9000)] * 3 + [("lpush", "q", "y")] * 3 + [("RPOP", "q")] * 7,
+]
+
+
+@pytest.mark.parametrize("script", PIPELINES)
+@pytest.mark.parametrize("resp3", [False, True], ids=["resp2", "resp3"])
+def test_pipelined_runs_same_as_redis(server, real_redis, script, resp3) -> None:
+    assert run_pipelined(server.port, script, resp3) == run_pipelined(real_redis.port, script,
+                                                                      resp3)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.lists(st.one_of(
+    st.tuples(st.sampled_from(["LPUSH", "RPUSH", "lpush"]), st.sampled_from(["k1", "k2"]),
+              _ELEMENT),
+    st.tuples(st.sampled_from(["LPOP", "RPOP", "rpop"]), st.sampled_from(["k1", "k2"])),
+    st.tuples(st.just("LLEN"), st.just("k1"))), min_size=1, max_size=80))
+def test_random_pipelines_same_as_redis(server, real_redis, script) -> None:
+    assert run_pipelined(server.port, script) == run_pipelined(real_redis.port, script)

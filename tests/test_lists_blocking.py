@@ -375,3 +375,17 @@ def test_commandstats_count_a_blocked_pop_once(server) -> None:
         assert stats["cmdstat_blmove"]["calls"] == 1
     finally:
         c.close()
+
+
+def test_pipelined_pushes_wake_waiters_in_order(server) -> None:
+    c = Clients(server.port)
+    try:
+        c.block("a", "BLPOP", "k", "0")
+        c.block("b", "BRPOP", "k", "0")
+        c["p"].send(b"".join(encode_command("RPUSH", "k", v) for v in ("1", "2", "3")))
+        assert [c.reply("p") for _ in range(3)] == [b":1\r\n", b":2\r\n", b":3\r\n"]
+        assert c.reply("a") == b"*2\r\n$1\r\nk\r\n$1\r\n1\r\n"
+        assert c.reply("b") == b"*2\r\n$1\r\nk\r\n$1\r\n3\r\n"
+        assert c.call("p", "LRANGE", "k", "0", "-1") == b"*1\r\n$1\r\n2\r\n"
+    finally:
+        c.close()

@@ -398,3 +398,21 @@ def test_reversed_head_node_under_queue_traffic(seed: int) -> None:
         reversed_seen = reversed_seen or lst.nodes[0].rev
         check(lst, model, full=step % 500 == 0)
     assert reversed_seen
+
+
+def test_run_handlers_take_whole_runs(node: Node) -> None:
+    from server.commands.lists import lpush_run, rpop_run
+
+    c = node.client
+    pushes = [[b"LPUSH", b"q", b"%d" % i] for i in range(10)] + [[b"LLEN", b"q"]]
+    assert lpush_run(c, pushes, 0) == 10
+    assert b"".join(c.out) == b"".join(b":%d\r\n" % i for i in range(1, 11))
+    c.out.clear()
+    assert rpop_run(c, [[b"RPOP", b"q"]] * 12, 0) == 10  # the rest: the single path's nil
+    assert b"".join(c.out) == b"".join(b"$1\r\n%d\r\n" % i for i in range(10))
+    c.out.clear()
+    assert c.db.get(b"q") is None
+    node.run("SET", "s", "v")
+    assert lpush_run(c, [[b"LPUSH", b"s", b"x"]] * 3, 0) == 0  # WRONGTYPE: one by one
+    assert rpop_run(c, [[b"RPOP", b"s"]] * 3, 0) == 0
+    assert rpop_run(c, [[b"RPOP", b"q", b"1"]] * 3, 0) == 0

@@ -187,3 +187,20 @@ def test_debug_reload_keeps_lists(server_factory) -> None:
     finally:
         conn.close()
     assert lists_of(r) == before
+
+
+def test_pipelined_runs_log_every_call(server_factory) -> None:
+    srv = server_factory("--appendfsync", "always")
+    conn = RawConnection(srv.port)
+    try:
+        script = [("RPUSH", "q", "a", "b"), ("RPUSH", "q", "c"), ("rpush", "q", "d"),
+                  ("LPOP", "q"), ("LPOP", "q"), ("LPOP", "q"), ("LPOP", "q"), ("LPOP", "q")]
+        conn.send(b"".join(encode_command(*c) for c in script))
+        assert [read_reply(conn) for _ in script] == [
+            b":2\r\n", b":3\r\n", b":4\r\n", b"$1\r\na\r\n", b"$1\r\nb\r\n", b"$1\r\nc\r\n",
+            b"$1\r\nd\r\n", b"$-1\r\n"]
+    finally:
+        conn.close()
+    assert logged(srv) == [[b"RPUSH", b"q", b"a", b"b"], [b"RPUSH", b"q", b"c"],
+                           [b"rpush", b"q", b"d"], [b"LPOP", b"q"], [b"LPOP", b"q"],
+                           [b"LPOP", b"q"], [b"LPOP", b"q"]]

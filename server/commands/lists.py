@@ -14,7 +14,7 @@ from lists import List
 from protocol.numbers import NOT_INTEGER, string2ll
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from server import value_types
-from server.command_table import command, key_spec
+from server.command_table import command, key_spec, run_of
 from server.keyspace import WRONGTYPE, Database
 
 if TYPE_CHECKING:
@@ -267,6 +267,71 @@ def rpushx(client: Client, argv: list[bytes]) -> Any:
     return _push(client, argv, False, True)
 
 
+def _push_run(client: Client, commands: list[list[bytes]], start: int, head: bool) -> int:
+    """Consecutive `LPUSH key element...` (or RPUSH) to one key, as a producer pipelines them:
+    one lookup and one change signal, the replies encoded together. Each call converts, pushes,
+    answers and is logged as it would be alone; another command, key or spelling ends the run,
+    and a key of another type leaves every call to the single path."""
+    first = commands[start]
+    name = first[0]
+    key = first[1]
+    n = len(commands)
+    end = start + 1
+    while end < n:
+        argv = commands[end]
+        if len(argv) < 3 or argv[0] != name or argv[1] != key:
+            break
+        end += 1
+    done = end - start
+    if done < 2 or len(first) < 3:
+        return 0
+    db = client.db
+    lst = db.get(key)
+    created = lst is None
+    if lst is None:
+        lst = List()
+    elif type(lst) is not List:
+        return 0
+    fill = client.server.config["list-max-listpack-size"]
+    replies: list[bytes] = []
+    for i in range(start, end):
+        argv = commands[i]
+        argc = len(argv)
+        add = 0
+        for j in range(2, argc):
+            add += len(argv[j])
+        lst.before_grow(fill, add, argc - 2)
+        for j in range(2, argc):
+            if head:
+                lst.push_head(argv[j])
+            else:
+                lst.push_tail(argv[j])
+        replies.append(b":%d\r\n" % lst.length)
+    if created:
+        db.add(key, lst)
+    else:
+        db.signal_modified(key)
+    client.keyspace.dirty += done - 1  # one change per call, as one by one
+    effects = client.effects
+    if effects.active:
+        index = db.index
+        pending = effects.pending
+        for i in range(start, end):
+            pending.append((index, commands[i]))
+    client.out.append(b"".join(replies))
+    return done
+
+
+@run_of("lpush")
+def lpush_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    return _push_run(client, commands, start, True)
+
+
+@run_of("rpush")
+def rpush_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    return _push_run(client, commands, start, False)
+
+
 # --- pops --------------------------------------------------------------------------------------
 
 
@@ -301,6 +366,54 @@ def _pop(client: Client, argv: list[bytes], head: bool) -> Any:
     return reply
 
 
+def _pop_run(client: Client, commands: list[list[bytes]], start: int, head: bool) -> int:
+    """Consecutive `LPOP key` (or RPOP, without a count) to one key, as a consumer pipelines
+    them, while the list has elements for each: one lookup, one conversion check and one change
+    signal at the end (a list that shrinks only ever converts towards a listpack, so checking
+    once at the end gives what checking after each pop gives). Calls past the last element
+    are left to the single path."""
+    first = commands[start]
+    if len(first) != 2:
+        return 0
+    name = first[0]
+    key = first[1]
+    db = client.db
+    lst = db.get(key)
+    if lst is None or type(lst) is not List:
+        return 0
+    n = len(commands)
+    end = start + 1
+    limit = start + lst.length
+    while end < n and end < limit:
+        argv = commands[end]
+        if len(argv) != 2 or argv[0] != name or argv[1] != key:
+            break
+        end += 1
+    done = end - start
+    if done < 2:
+        return 0
+    parts: list[bytes] = []
+    for _ in range(done):
+        x = lst.pop_head() if head else lst.pop_tail()
+        parts.append(b"$%d\r\n" % len(x))
+        parts.append(x)
+        parts.append(b"\r\n")
+    if lst.length == 0:
+        db.delete(key)
+    else:
+        lst.after_shrink(client.server.config["list-max-listpack-size"])
+        db.signal_modified(key)
+    client.keyspace.dirty += done - 1
+    effects = client.effects
+    if effects.active:
+        index = db.index
+        pending = effects.pending
+        for i in range(start, end):
+            pending.append((index, commands[i]))
+    client.out.append(b"".join(parts))
+    return done
+
+
 _POP_ARGS = (_KEY, {"name": "count", "type": "integer", "optional": True, "since": "6.2.0"})
 
 
@@ -320,6 +433,16 @@ def lpop(client: Client, argv: list[bytes]) -> Any:
          arguments=_POP_ARGS, history=(("6.2.0", "Added the `count` argument."),))
 def rpop(client: Client, argv: list[bytes]) -> Any:
     return _pop(client, argv, False)
+
+
+@run_of("lpop")
+def lpop_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    return _pop_run(client, commands, start, True)
+
+
+@run_of("rpop")
+def rpop_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    return _pop_run(client, commands, start, False)
 
 
 @command("lmpop", -4, "write", group="list", since="7.0.0",
