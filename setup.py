@@ -55,6 +55,9 @@ COMPILED = [
     "streams/stream.py",
     "hashes/hash.py",
     "server/commands/hashes.py",
+    "lists/storage.py",
+    "server/commands/lists.py",
+    "server/commands/lists_blocking.py",
 ]
 
 

@@ -19,6 +19,7 @@ from bench.groupdriver import XreadgroupCase
 from bench.hashes_bench import HashMemoryCase, HashThroughputCase
 from bench.keys import KeyAccessCase
 from bench.latency import LatencyCase
+from bench.lists_bench import BlpopHandoffCase, ListMemoryCase, ListPushPopCase
 from bench.memory import MemoryCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
@@ -35,7 +36,8 @@ CASES: dict[str, Case] = {c.name: c for c in
                            RewriteLatencyCase(), LatencyCase(), ScalingCase(),
                            KeyAccessCase(),
                            SetsCase(), SetsMemoryCase(),
-                           HashThroughputCase(), HashMemoryCase()]}
+                           HashThroughputCase(), HashMemoryCase(),
+                           ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 
