@@ -56,7 +56,7 @@ def bit_offset(client: Client, arg: bytes, bits: int = 0) -> int:
     if value is None:
         raise _OFFSET_ERROR
     if hashed:
-        value = ((value * bits + (1 << 63)) & _U64) - (1 << 63)
+        value = _int64(value * bits)
     if value < 0 or (not client.is_loader
                      and value >> 3 >= client.server.config["proto-max-bulk-len"]):
         raise _OFFSET_ERROR
@@ -313,6 +313,51 @@ def _bitfield_type(arg: bytes) -> tuple[bool, int]:
     return signed, bits
 
 
+def _int64(value: int) -> int:
+    """value wrapped to a signed 64-bit integer, as C arithmetic on int64_t/uint64_t leaves it."""
+    return ((value + (1 << 63)) & _U64) - (1 << 63)
+
+
+def _signed_overflow(value: int, incr: int, bits: int, overflow: int) -> tuple[int, int]:
+    """(1 overflow / -1 underflow / 0, the value to store) for value + incr in a signed field.
+
+    Redis's checkSignedBitfieldOverflow, with its int64 wrap-arounds: its maxincr is computed
+    in 64 bits, so a SET of a value near INT64_MIN into a narrow field counts as an overflow
+    (and saturates to the maximum).
+    """
+    high = (1 << (bits - 1)) - 1
+    low = -high - 1
+    max_incr = _int64(high - value)
+    min_incr = _int64(low - value)
+    if (value > high or (bits != 64 and incr > max_incr)
+            or (value >= 0 and incr > 0 and incr > max_incr)):
+        direction = 1
+    elif (value < low or (bits != 64 and incr < min_incr)
+            or (value < 0 and incr < 0 and incr < min_incr)):
+        direction = -1
+    else:
+        return 0, value + incr
+    if overflow == _SAT:
+        return direction, high if direction > 0 else low
+    # WRAP (and FAIL, whose value is not used): the low bits, sign-extended.
+    wrapped = (value + incr) & ((1 << bits) - 1)
+    return direction, wrapped - (1 << bits) if wrapped >> (bits - 1) else wrapped
+
+
+def _unsigned_overflow(value: int, incr: int, bits: int, overflow: int) -> tuple[int, int]:
+    """As _signed_overflow for an unsigned field (Redis's checkUnsignedBitfieldOverflow)."""
+    high = (1 << bits) - 1
+    if value > high or (incr > 0 and incr > _int64(high - value)):
+        direction = 1
+    elif incr < 0 and incr < _int64(-value):
+        direction = -1
+    else:
+        return 0, value + incr
+    if overflow == _SAT:
+        return direction, high if direction > 0 else 0
+    return direction, (value + incr) & high
+
+
 class _Op:
     __slots__ = ("code", "signed", "bits", "offset", "arg", "overflow")
 
@@ -408,21 +453,16 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
             replies.append(old)
             continue
         if op.signed:
-            low, high = -(1 << (op.bits - 1)), (1 << (op.bits - 1)) - 1
-            wanted = old + op.arg if op.code == _INCRBY else op.arg
+            # SET checks its value as an increment of 0 from it.
+            base, incr = (old, op.arg) if op.code == _INCRBY else (op.arg, 0)
+            direction, new = _signed_overflow(base, incr, op.bits, op.overflow)
         else:
-            low, high = 0, (1 << op.bits) - 1
             # An unsigned SET takes the value as C's uint64 cast does: -1 is 2**64 - 1.
-            wanted = old + op.arg if op.code == _INCRBY else op.arg & _U64
-        new = wanted
-        if wanted > high or wanted < low:
-            if op.overflow == _FAIL:
-                replies.append(None)
-                continue
-            if op.overflow == _SAT:
-                new = high if wanted > high else low
-            else:
-                new = ((wanted - low) & ((1 << op.bits) - 1)) + low
+            base, incr = (old, op.arg) if op.code == _INCRBY else (op.arg & _U64, 0)
+            direction, new = _unsigned_overflow(base, incr, op.bits, op.overflow)
+        if direction and op.overflow == _FAIL:
+            replies.append(None)
+            continue
         replies.append(new if op.code == _INCRBY else old)
         _write_field(buf, op, new)
         if grown or old != new:
@@ -433,6 +473,8 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
             db.add(key, value)
         else:
             db.set(key, value, keep_ttl=True)
+        # Redis counts every field changed (dirty += changes), not one per command.
+        db.keyspace.dirty += changes - 1
         client.propagate(argv)
     elif grown:
         # Redis keeps the zero padding it made room with, yet counts no change: nothing is
