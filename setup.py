@@ -50,6 +50,8 @@ COMPILED = [
     "streams/pel.py",
     "streams/storage.py",
     "streams/stream.py",
+    "server/commands/bits.py",
+    "server/commands/lcs.py",
 ]
 
 

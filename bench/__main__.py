@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.backlog import BacklogCase
+from bench.bits_bench import BitsCase
 from bench.case import Case, Options
 from bench.claim import XreadgroupClaimCase
 from bench.groupdriver import XreadgroupCase
@@ -29,7 +30,7 @@ CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XaddIdmpCase(), XrangeCase(), XreadgroupCase(),
                            XreadgroupClaimCase(),
                            BacklogCase(),
-                           RewriteLatencyCase(), LatencyCase(), ScalingCase()]}
+                           RewriteLatencyCase(), LatencyCase(), ScalingCase(), BitsCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

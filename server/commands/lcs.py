@@ -26,7 +26,7 @@ _TOO_LONG = ErrorReply("ERR String too long for LCS")
 _TABLE_TOO_BIG = ErrorReply(
     "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
 _UINT32_MAX = (1 << 32) - 1
-_ZERO_ONE = [bytes(0x31 if i == c else 0x30 for i in range(256)) for c in range(256)]  # "1"/"0"
+_ZERO_ONE = [bytes([0x31 if i == c else 0x30 for i in range(256)]) for c in range(256)]  # "1"/"0"
 
 
 def _match_masks(b: bytes) -> dict[int, int]:
