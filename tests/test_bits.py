@@ -160,6 +160,22 @@ def test_bitpos_clear_bit_past_the_end(r: redis.Redis) -> None:
     assert r.bitpos("nokey", 0) == 0
 
 
+def test_remembered_counts_follow_every_change(server, real_redis) -> None:
+    big = bytes(range(256)) * 20
+    script: list[tuple] = [("SET", "k", big), ("BITCOUNT", "k")]
+    for offset, bit in ((0, 1), (0, 1), (1, 0), (9, 1), (40959, 0), (40960, 1), (50000, 0)):
+        script += [("SETBIT", "k", offset, bit), ("BITCOUNT", "k"), ("BITCOUNT", "k", 0, -1)]
+    script += [
+        ("APPEND", "k", "\xff"), ("BITCOUNT", "k"), ("SETRANGE", "k", 3, "\x00\x00"), ("BITCOUNT", "k"),
+        ("COPY", "k", "c"), ("SETBIT", "k", 5, 1), ("BITCOUNT", "c"), ("BITCOUNT", "k"),
+        ("RENAME", "k", "r"), ("BITCOUNT", "r"), ("SET", "r", big), ("BITCOUNT", "r"),
+        ("BITOP", "NOT", "r", "r"), ("BITCOUNT", "r"), ("DEL", "r"), ("BITCOUNT", "r"),
+        ("SETBIT", "r", 20000, 1), ("BITCOUNT", "r"), ("FLUSHALL",), ("BITCOUNT", "c"),
+        ("SET", "c", big), ("BITCOUNT", "c"), ("BITFIELD", "c", "SET", "u8", 8, 255), ("BITCOUNT", "c"),
+    ]
+    assert_same_as_redis(server, real_redis, script)
+
+
 def test_bitcount_large_values(r: redis.Redis) -> None:
     value = bytes(range(256)) * 4099
     r.set("big", value)
@@ -303,6 +319,16 @@ _COMMAND = st.one_of(
     st.tuples(st.just("SETBIT"), _KEYS, _SMALL_OFFSET, st.sampled_from([0, 1])),
     st.tuples(st.just("GETBIT"), _KEYS, _SMALL_OFFSET),
     st.tuples(st.just("SET"), _KEYS, st.binary(max_size=6)),
+    # Values past 1 KB have their whole-string count remembered: these exercise that memo.
+    st.tuples(st.just("SET"), _KEYS, st.binary(min_size=1024, max_size=1030)),
+    st.tuples(st.just("SETBIT"), _KEYS, st.integers(min_value=8150, max_value=8300),
+              st.sampled_from([0, 1])),
+    st.tuples(st.just("APPEND"), _KEYS, st.binary(min_size=1, max_size=3)),
+    st.tuples(st.just("SETRANGE"), _KEYS, st.integers(0, 1100), st.binary(min_size=1, max_size=3)),
+    st.tuples(st.just("DEL"), _KEYS),
+    st.tuples(st.just("COPY"), _KEYS, _KEYS),
+    st.tuples(st.just("RENAME"), _KEYS, _KEYS),
+    st.tuples(st.just("BITCOUNT"), _KEYS, st.just(0), st.just(-1)),
     st.tuples(st.just("BITCOUNT"), _KEYS),
     st.tuples(st.just("BITCOUNT"), _KEYS, _RANGE, _RANGE),
     st.tuples(st.just("BITCOUNT"), _KEYS, st.integers(-90, 90), st.integers(-90, 90),
@@ -322,8 +348,10 @@ _COMMAND = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(script=st.lists(_COMMAND, min_size=1, max_size=25))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.data_too_large,
+                                                                   HealthCheck.too_slow])
+@given(script=st.lists(_COMMAND, min_size=1, max_size=30))
 def test_generated_bit_sequences_match_redis(server, real_redis, script) -> None:
     script = [*script, ("GET", "a"), ("GET", "b"), ("GET", "c")]
     assert_same_as_redis(server, real_redis, script)

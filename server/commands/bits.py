@@ -51,12 +51,14 @@ def bit_offset(client: Client, arg: bytes, bits: int = 0) -> int:
     """A bit offset argument (Redis's getBitOffsetFromArgument). With `bits` (BITFIELD), `#n`
     means n * bits; the product wraps at 64 bits as the C multiplication does. The offset's byte
     must fit in proto-max-bulk-len, except for what the AOF replays."""
-    hashed = bits > 0 and arg[:1] == b"#"
-    value = string2ll(arg[1:] if hashed else arg)
-    if value is None:
-        raise _OFFSET_ERROR
-    if hashed:
-        value = _int64(value * bits)
+    if 0 < len(arg) < 19 and arg.isdigit() and (arg[0] != 0x30 or len(arg) == 1):
+        value = int(arg)  # the common case: plain digits, no leading zero, within 64 bits
+    else:
+        hashed = bits > 0 and arg[:1] == b"#"
+        parsed = string2ll(arg[1:] if hashed else arg)
+        if parsed is None:
+            raise _OFFSET_ERROR
+        value = _int64(parsed * bits) if hashed else parsed
     if value < 0 or (not client.is_loader
                      and value >> 3 >= client.server.config["proto-max-bulk-len"]):
         raise _OFFSET_ERROR
@@ -65,6 +67,62 @@ def bit_offset(client: Client, arg: bytes, bits: int = 0) -> int:
 
 def _popcount(data: bytes) -> int:
     return int.from_bytes(data, "big").bit_count()
+
+
+# The population count of whole large values, remembered per (database, key) together with the
+# value object it was counted on: values are immutable, so while the key still holds that very
+# object the count is right, whatever happened in between. SETBIT, which knows the bit it
+# flipped, moves the count to the value it makes, so SETBIT + BITCOUNT never rescans a bitmap.
+# The entries keep their values alive (a deleted key's until evicted), hence the bounds.
+_COUNTED_MIN_SIZE = 1024
+_COUNTED_MAX_ENTRIES = 256
+_COUNTED_MAX_BYTES = 64 << 20
+_counted: dict[tuple[int, bytes], tuple[bytes, int]] = {}
+_counted_bytes = 0
+
+
+def _forget_count(slot: tuple[int, bytes]) -> None:
+    global _counted_bytes
+    entry = _counted.pop(slot, None)
+    if entry is not None:
+        _counted_bytes -= len(entry[0])
+
+
+def _remember_count(slot: tuple[int, bytes], value: bytes, count: int) -> None:
+    global _counted_bytes
+    _forget_count(slot)
+    size = len(value)
+    if size < _COUNTED_MIN_SIZE or size > _COUNTED_MAX_BYTES:
+        return
+    while _counted and (len(_counted) >= _COUNTED_MAX_ENTRIES
+                        or _counted_bytes + size > _COUNTED_MAX_BYTES):
+        _forget_count(next(iter(_counted)))  # the oldest
+    _counted[slot] = (value, count)
+    _counted_bytes += size
+
+
+def _whole_popcount(db: Database, key: bytes, value: bytes) -> int:
+    if len(value) < _COUNTED_MIN_SIZE:
+        return _popcount(value)
+    slot = (db.index, key)
+    entry = _counted.get(slot)
+    if entry is not None and entry[0] is value:
+        return entry[1]
+    count = _popcount(value)
+    _remember_count(slot, value, count)
+    return count
+
+
+def _move_count(db: Database, key: bytes, old: bytes, new: bytes, delta: int) -> None:
+    """SETBIT replaced old by new, changing the count by delta: carry a remembered count over."""
+    slot = (db.index, key)
+    entry = _counted.get(slot)
+    if entry is None:
+        return
+    if entry[0] is old:
+        _remember_count(slot, new, entry[1] + delta)
+    else:
+        _forget_count(slot)
 
 
 def _bit_window(value: bytes, first: int, last: int) -> int:
@@ -85,9 +143,13 @@ def _bit_window(value: bytes, first: int, last: int) -> int:
                     {"name": "value", "type": "integer"}))
 def setbit(client: Client, argv: list[bytes]) -> Any:
     offset = bit_offset(client, argv[2])
-    on = parse_int(argv[3], _BIT_VALUE_ERROR)
-    if on != 0 and on != 1:
-        raise _BIT_VALUE_ERROR
+    flag = argv[3]
+    if flag == b"1" or flag == b"0":
+        on = flag[0] - 0x30
+    else:
+        on = parse_int(flag, _BIT_VALUE_ERROR)
+        if on != 0 and on != 1:
+            raise _BIT_VALUE_ERROR
     db = client.db
     key = argv[1]
     current = _get_string(db, key)
@@ -100,8 +162,9 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
     size = len(current)
     if byte >= size:
         # Growing the string is a change even when the bit stays clear, as in Redis.
-        db.set(key, b"".join((current, bytes(byte - size), _BYTE[mask if on else 0])),
-               keep_ttl=True)
+        grown = b"".join((current, bytes(byte - size), _BYTE[mask if on else 0]))
+        db.set(key, grown, keep_ttl=True)
+        _move_count(db, key, current, grown, on)
         client.propagate(argv)
         return 0
     old = current[byte]
@@ -115,6 +178,7 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
         view = memoryview(current)
         value = b"".join((view[:byte], new, view[byte + 1:]))
     db.set(key, value, keep_ttl=True)
+    _move_count(db, key, current, value, 1 if on else -1)
     client.propagate(argv)
     return was
 
@@ -169,7 +233,7 @@ def bitcount(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     if argc == 2:
         whole = _get_string(client.db, argv[1])
-        return 0 if whole is None else _popcount(whole)
+        return 0 if whole is None else _whole_popcount(client.db, argv[1], whole)
     if argc != 4 and argc != 5:
         raise SYNTAX_ERROR
     # 7.4 parses the range before looking the key up (7.0 looked it up first, answering 0 for a
@@ -186,6 +250,8 @@ def bitcount(client: Client, argv: list[bytes]) -> Any:
         return 0
     if is_bit:
         return _bit_window(value, start, end).bit_count()
+    if start == 0 and end == total - 1:
+        return _whole_popcount(client.db, argv[1], value)
     return _popcount(value[start:end + 1])
 
 
