@@ -11,7 +11,7 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.commands.lcs import lcs_rows
+from server.commands.lcs import LcsTable
 from tests.helpers import assert_same_as_redis, plain, resp3_reply_bytes, run_script
 
 # The vectors of Redis's tests/unit/type/string.tcl.
@@ -89,18 +89,39 @@ def test_generated_lcs_matches_redis(server, real_redis, a: bytes, b: bytes, opt
 
 
 @settings(max_examples=300, deadline=None)
-@given(a=st.binary(max_size=30), b=st.binary(max_size=30) | st.text("xyz", max_size=30).map(str.encode))
-def test_bit_vector_rows_are_the_dp_table(a: bytes, b: bytes) -> None:
-    # Every cell the walk back can read equals the plain dynamic-programming table's.
+@given(a=st.binary(max_size=30), b=st.binary(max_size=30) | st.text("xyz", max_size=90).map(str.encode),
+       order=st.randoms(use_true_random=False))
+def test_bit_vector_table_is_the_dp_table(a: bytes, b: bytes, order) -> None:
+    # Every cell, read in the walk's decreasing order and in random order (jumps), equals the
+    # plain dynamic-programming table's, whichever string is the longer.
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i in range(1, len(a) + 1):
         for j in range(1, len(b) + 1):
             table[i][j] = (table[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1]
                            else max(table[i - 1][j], table[i][j - 1]))
-    rows = lcs_rows(a, b, keep=True)
-    for i, row in enumerate(rows):
-        assert [j - (row & ((1 << j) - 1)).bit_count() for j in range(len(b) + 1)] == table[i]
-    assert lcs_rows(a, b, keep=False) == rows[-1:]
+    cells = [(i, j) for i in range(len(a), -1, -1) for j in range(len(b), -1, -1)]
+    shuffled = list(cells)
+    order.shuffle(shuffled)
+    transposed = [list(col) for col in zip(*table, strict=True)]
+    for swapped in (False, True):
+        x, y, expected = (b, a, transposed) if swapped else (a, b, table)
+        walk = [(j, i) for i, j in cells] if swapped else cells
+        jumps = [(j, i) for i, j in shuffled] if swapped else shuffled
+        assert LcsTable(x, y, keep=False).total() == expected[-1][-1]
+        for reads in (walk, jumps):
+            lcs = LcsTable(x, y, keep=True)
+            assert lcs.total() == expected[-1][-1]
+            for i, j in reads:
+                assert lcs.length(i, j) == expected[i][j]
+
+
+def test_unbalanced_lengths_are_fast_and_match_redis(server, real_redis) -> None:
+    # One long and one short string: the loop runs over the short one and the walk back moves
+    # through the long one a bit at a time.
+    long = (b"abcdefghij" * 30000)[:300000]
+    script = [("SET", "l", long), ("SET", "s", "jihgf"), ("LCS", "l", "s", "IDX", "WITHMATCHLEN"),
+              ("LCS", "s", "l", "IDX"), ("LCS", "l", "s"), ("LCS", "s", "l", "LEN")]
+    assert_same_as_redis(server, real_redis, script)
 
 
 def test_lcs_of_long_strings(r: redis.Redis, server, real_redis) -> None:

@@ -2,10 +2,11 @@
 
 Redis fills the whole (len(a)+1) x (len(b)+1) table of LCS lengths and walks it back from the
 end; the ranges it reports depend on that walk's tie rule, so this module walks the same table.
-It keeps the table as one bit-vector row per byte of `a` (Hyyro's bit-parallel LCS): bit j of
-row i is set when LCS(i, j+1) == LCS(i, j), so LCS(i, j) = j - popcount(row_i & (2**j - 1)).
-Each row costs a few big-int operations, not len(b) Python steps, and the rows take 1/32 of the
-memory of Redis's uint32 table.
+It keeps the table as bit vectors (Hyyro's bit-parallel LCS): with one row per prefix of `a`,
+bit j of row i is set when LCS(i, j+1) == LCS(i, j), so LCS(i, j) = j - popcount(row_i &
+(2**j - 1)). Each row costs a few big-int operations, not len(b) Python steps, and the rows take
+1/32 of the memory of Redis's uint32 table. LCS is symmetric, so the vectors run along the longer
+string, one per prefix of the shorter.
 """
 
 from __future__ import annotations
@@ -50,8 +51,62 @@ def lcs_rows(a: bytes, b: bytes, keep: bool) -> list[int]:
     return rows
 
 
-def _length(row: int, j: int) -> int:
-    return j - (row & ((1 << j) - 1)).bit_count()
+class _Prefix:
+    """Prefix popcounts of one bit vector, cheap to move a few bits at a time (as the walk back
+    does) through a byte copy of the vector; a jump recounts with int operations."""
+
+    __slots__ = ("bits", "data", "pos", "count")
+
+    def __init__(self, bits: int, nbytes: int) -> None:
+        self.bits = bits
+        self.data = bits.to_bytes(nbytes, "little")
+        self.pos = 0
+        self.count = 0  # popcount of the bits below pos
+
+    def at(self, s: int) -> int:
+        pos = self.pos
+        data = self.data
+        if pos - 64 <= s < pos:
+            count = self.count
+            for k in range(s, pos):
+                count -= (data[k >> 3] >> (k & 7)) & 1
+        elif pos <= s <= pos + 64:
+            count = self.count
+            for k in range(pos, s):
+                count += (data[k >> 3] >> (k & 7)) & 1
+        else:
+            count = (self.bits & ((1 << s) - 1)).bit_count()
+        self.pos = s
+        self.count = count
+        return count
+
+
+class LcsTable:
+    """LCS(i, j), the LCS length of a[:i] and b[:j], from bit vectors along the longer string,
+    one per prefix of the shorter: the Python-level loop runs over the shorter string, and the
+    vectors take (shorter + 1) * longer bits."""
+
+    def __init__(self, a: bytes, b: bytes, keep: bool) -> None:
+        self.by_rows = len(a) <= len(b)  # vectors along b, one per prefix of a
+        short, long = (a, b) if self.by_rows else (b, a)
+        self.vectors = lcs_rows(short, long, keep)
+        self.width = len(long)
+        self.nbytes = (len(long) >> 3) + 1
+        self.prefixes: dict[int, _Prefix] = {}
+
+    def total(self) -> int:
+        return self.width - self.vectors[-1].bit_count()
+
+    def length(self, i: int, j: int) -> int:
+        t, s = (i, j) if self.by_rows else (j, i)
+        prefix = self.prefixes.get(t)
+        if prefix is None:
+            prefix = _Prefix(self.vectors[t], self.nbytes)
+            # The walk back only goes to lower vectors: forget those it has left.
+            for done in [k for k in self.prefixes if k > t + 1]:
+                del self.prefixes[done]
+            self.prefixes[t] = prefix
+        return s - prefix.at(s)
 
 
 def _value(client: Client, key: bytes) -> bytes | None:
@@ -106,8 +161,8 @@ def lcs(client: Client, argv: list[bytes]) -> Any:
     if (alen + 1) * (blen + 1) * 4 > client.server.config["proto-max-bulk-len"]:
         raise _TABLE_TOO_BIG
     walk = get_idx or not get_len
-    rows = lcs_rows(a, b, keep=walk)
-    total = _length(rows[-1], blen)
+    table = LcsTable(a, b, keep=walk)
+    total = table.total()
     if not walk:
         return total
 
@@ -136,7 +191,7 @@ def lcs(client: Client, argv: list[bytes]) -> Any:
             j -= 1
         else:
             # Up when the row above has the longer LCS, else left (ties go left), as Redis.
-            if _length(rows[i - 1], j) > _length(rows[i], j - 1):
+            if table.length(i - 1, j) > table.length(i, j - 1):
                 i -= 1
             else:
                 j -= 1
