@@ -7,9 +7,13 @@ says so and asserts 7.4's reply.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import redis
@@ -546,3 +550,19 @@ def test_pipelined_raw_replies(raw: RawConnection) -> None:
     raw.send(encode_command("SETBIT", "k", 9, 1) + encode_command("BITFIELD", "k", "GET", "u16", 0)
              + encode_command("BITPOS", "k", 1) + encode_command("BITCOUNT", "k", 0, -1, "BIT"))
     assert [read_reply(raw) for _ in range(4)] == [b":0\r\n", b"*1\r\n:64\r\n", b":9\r\n", b":1\r\n"]
+
+
+def test_bench_case_runs_on_both_servers(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "bits", "--requests", "640", "--repeat", "1",
+         "--results-dir", str(tmp_path)],
+        cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = {r["metric"]: r for r in json.loads((tmp_path / "latest.json").read_text())["results"]}
+    assert set(records) == {f"bits.{kind}.{size}" for kind in ("setbit", "setbit_bitcount", "bitcount")
+                            for size in ("100k", "1000k")}
+    for name, record in records.items():
+        assert record["errors"] == {}, name
+        assert record["rivulet"]["min"] > 0 and record["redis"]["min"] > 0, name
+        assert any(line.startswith(name + " ") and "ours/redis" in line
+                   for line in done.stdout.splitlines()), name
