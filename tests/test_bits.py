@@ -180,6 +180,27 @@ def test_remembered_counts_follow_every_change(server, real_redis) -> None:
     assert_same_as_redis(server, real_redis, script)
 
 
+def test_bitpos_far_into_large_values_matches_redis(server, real_redis) -> None:
+    # The scan goes window by window: bits found in the first, a middle and the last window, and
+    # none at all, in byte and bit ranges.
+    zeros = bytearray(70_000)
+    ones = bytearray(b"\xff" * 70_000)
+    for offset in (3, 700, 9_000, 69_999):
+        zeros[offset] = 0x10
+        ones[offset] = 0xf7
+    script: list[tuple] = [("SET", "z", bytes(zeros)), ("SET", "o", bytes(ones)),
+                           ("SET", "z0", bytes(70_000)), ("SET", "o1", b"\xff" * 70_000)]
+    for key in ("z", "o", "z0", "o1"):
+        for bit in (0, 1):
+            script += [("BITPOS", key, bit), ("BITPOS", key, bit, 4), ("BITPOS", key, bit, 701),
+                       ("BITPOS", key, bit, 701, 8_999), ("BITPOS", key, bit, 701, 9_000),
+                       ("BITPOS", key, bit, 9_001, -1), ("BITPOS", key, bit, 9_001, -2),
+                       ("BITPOS", key, bit, 5_605, 72_004, "BIT"),
+                       ("BITPOS", key, bit, 5_604, 559_995, "BIT"),
+                       ("BITPOS", key, bit, 72_005, -1, "BIT"), ("BITPOS", key, bit, -9, -1, "BIT")]
+    assert_same_as_redis(server, real_redis, script)
+
+
 def test_bitcount_large_values(r: redis.Redis) -> None:
     value = bytes(range(256)) * 4099
     r.set("big", value)

@@ -293,16 +293,32 @@ def bitpos(client: Client, argv: list[bytes]) -> Any:
         raise SYNTAX_ERROR
     if first > last:
         return -1  # an empty string: the range is empty
-    window = _bit_window(value, first, last)
-    width = last - first + 1
-    if bit == 0:
-        window ^= (1 << width) - 1
-    if window:
-        return first + width - window.bit_length()
+    found = _find_bit(value, first, last, bit)
+    if found >= 0:
+        return found
     # No clear bit: without an explicit end the string counts as zero-padded on the right.
     if bit == 1 or end_given:
         return -1
     return last + 1
+
+
+def _find_bit(value: bytes, first: int, last: int, bit: int) -> int:
+    """The first bit equal to `bit` in bits first..last of value, or -1.
+
+    Scanned in windows that double in size, so the work is proportional to how far the bit is,
+    not to the length of the range."""
+    span = 512
+    while first <= last:
+        end = min(last, first + span - 1)
+        window = _bit_window(value, first, end)
+        width = end - first + 1
+        if bit == 0:
+            window ^= (1 << width) - 1
+        if window:
+            return first + width - window.bit_length()
+        first = end + 1
+        span = min(span << 1, 1 << 22)
+    return -1
 
 
 # --- BITOP ----------------------------------------------------------------------------------------
@@ -341,19 +357,20 @@ def bitop(client: Client, argv: list[bytes]) -> Any:
         if db.delete(target):
             client.propagate(argv)
         return 0
-    # Shorter sources count as zero-padded on the right: shift them up to the longest.
-    result = int.from_bytes(sources[0], "big") << ((size - len(sources[0])) << 3)
+    # Little-endian ints: a shorter source's missing bytes are high zero bits, which is the
+    # zero padding on the right that Redis applies.
+    result = int.from_bytes(sources[0], "little")
     if op == _NOT:
         result ^= (1 << (size << 3)) - 1
     for src in sources[1:]:
-        operand = int.from_bytes(src, "big") << ((size - len(src)) << 3)
+        operand = int.from_bytes(src, "little")
         if op == _AND:
             result &= operand
         elif op == _OR:
             result |= operand
         else:
             result ^= operand
-    db.set(target, result.to_bytes(size, "big"))
+    db.set(target, result.to_bytes(size, "little"))
     client.propagate(argv)
     return size
 
