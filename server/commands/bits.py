@@ -325,6 +325,7 @@ def _find_bit(value: bytes, first: int, last: int, bit: int) -> int:
 
 _AND, _OR, _XOR, _NOT = 0, 1, 2, 3
 _OPS = {b"and": _AND, b"or": _OR, b"xor": _XOR, b"not": _NOT}
+_INVERTED = bytes([255 - i for i in range(256)])
 
 
 @command("bitop", -4, "write denyoom", keys=(2, -1, 1), group="bitmap", since="2.6.0",
@@ -357,11 +358,13 @@ def bitop(client: Client, argv: list[bytes]) -> Any:
         if db.delete(target):
             client.propagate(argv)
         return 0
+    if op == _NOT:
+        db.set(target, sources[0].translate(_INVERTED))  # one pass, no int round trip
+        client.propagate(argv)
+        return size
     # Little-endian ints: a shorter source's missing bytes are high zero bits, which is the
     # zero padding on the right that Redis applies.
     result = int.from_bytes(sources[0], "little")
-    if op == _NOT:
-        result ^= (1 << (size << 3)) - 1
     for src in sources[1:]:
         operand = int.from_bytes(src, "little")
         if op == _AND:
