@@ -168,7 +168,8 @@ def test_remembered_counts_follow_every_change(server, real_redis) -> None:
     big = bytes(range(256)) * 20
     script: list[tuple] = [("SET", "k", big), ("BITCOUNT", "k")]
     for offset, bit in ((0, 1), (0, 1), (1, 0), (9, 1), (40959, 0), (40960, 1), (50000, 0)):
-        script += [("SETBIT", "k", offset, bit), ("BITCOUNT", "k"), ("BITCOUNT", "k", 0, -1)]
+        script += [("SETBIT", "k", offset, bit), ("BITCOUNT", "k"), ("BITCOUNT", "k", 0, -1),
+                   ("BITCOUNT", "k", 0, -1, "BIT"), ("BITCOUNT", "k", -100000000, 100000000, "BIT")]
     script += [
         ("APPEND", "k", "\xff"), ("BITCOUNT", "k"), ("SETRANGE", "k", 3, "\x00\x00"), ("BITCOUNT", "k"),
         ("COPY", "k", "c"), ("SETBIT", "k", 5, 1), ("BITCOUNT", "c"), ("BITCOUNT", "k"),

@@ -248,10 +248,10 @@ def bitcount(client: Client, argv: list[bytes]) -> Any:
     start, end = _clamp(start, end, total)
     if start > end:
         return 0
-    if is_bit:
-        return _bit_window(value, start, end).bit_count()
     if start == 0 and end == total - 1:
         return _whole_popcount(client.db, argv[1], value)
+    if is_bit:
+        return _bit_window(value, start, end).bit_count()
     return _popcount(value[start:end + 1])
 
 
