@@ -30,15 +30,15 @@ _UINT32_MAX = (1 << 32) - 1
 _ZERO_ONE = [bytes([0x31 if i == c else 0x30 for i in range(256)]) for c in range(256)]  # "1"/"0"
 
 
-def _match_masks(b: bytes) -> dict[int, int]:
-    """For each byte value in b, the int whose bit j is set where b[j] is that byte."""
-    return {c: int(b.translate(_ZERO_ONE[c])[::-1], 2) for c in set(b)}
+def _match_masks(b: bytes, wanted: set[int]) -> dict[int, int]:
+    """For each byte value in b and in `wanted`, the int whose bit j is set where b[j] is it."""
+    return {c: int(b.translate(_ZERO_ONE[c])[::-1], 2) for c in set(b) & wanted}
 
 
 def lcs_rows(a: bytes, b: bytes, keep: bool) -> list[int]:
     """Rows 0..len(a) of the table in bit-vector form (only the last one unless `keep`)."""
     full = (1 << len(b)) - 1
-    masks = _match_masks(b) if b else {}
+    masks = _match_masks(b, set(a)) if b else {}
     row = full
     rows = [row]
     for ch in a:
