@@ -588,3 +588,31 @@ def test_bench_case_runs_on_both_servers(tmp_path) -> None:
         assert record["rivulet"]["min"] > 0 and record["redis"]["min"] > 0, name
         assert any(line.startswith(name + " ") and "ours/redis" in line
                    for line in done.stdout.splitlines()), name
+
+
+def assert_same_as_redis_resp3(server, real_redis, script: list[tuple]) -> None:
+    """As assert_same_as_redis, on connections switched to RESP3 (HELLO's own reply aside)."""
+    ours = run_script(server.port, [("HELLO", 3), *script])[1:]
+    theirs = run_script(real_redis.port, [("HELLO", 3), *script])[1:]
+    for cmd, mine, ref in zip(script, ours, theirs, strict=True):
+        assert mine == ref, f"{cmd!r}: rivulet {mine!r} != redis {ref!r}"
+
+
+def test_resp3_replies_match_redis(server, real_redis) -> None:
+    assert_same_as_redis_resp3(server, real_redis, [
+        ("SETBIT", "k", 9, 1), ("GETBIT", "k", 9), ("BITCOUNT", "k"), ("BITPOS", "k", 1),
+        ("BITOP", "NOT", "d", "k"), ("BITFIELD", "k", "GET", "u4", 8, "OVERFLOW", "FAIL",
+                                     "INCRBY", "u4", 8, 100, "SET", "i8", 0, 5),
+        ("BITFIELD_RO", "k", "GET", "i8", 0), ("BITFIELD", "k"), ("BITFIELD", "k", "GET", "u64", 0),
+        ("SET", "a", "ohmytext"), ("SET", "b", "mynewtext"), ("LCS", "a", "b"),
+        ("LCS", "a", "b", "IDX", "WITHMATCHLEN"), ("LCS", "a", "nokey", "IDX"),
+        ("SUBSTR", "a", 2, 3),
+    ])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.data_too_large,
+                                                                  HealthCheck.too_slow])
+@given(script=st.lists(_COMMAND, min_size=1, max_size=20))
+def test_generated_bit_sequences_match_redis_in_resp3(server, real_redis, script) -> None:
+    assert_same_as_redis_resp3(server, real_redis, [*script, ("GET", "a"), ("GET", "b")])
