@@ -302,6 +302,20 @@ def test_bitfield_matches_redis(server, real_redis) -> None:
     assert_same_as_redis(server, real_redis, script)
 
 
+def test_bitfield_edits_anywhere_in_the_value_match_redis(server, real_redis) -> None:
+    big = bytes(range(256)) * 8
+    script: list[tuple] = [("SET", "big", big), ("SET", "two", "ab")]
+    for ops in (("SET", "u8", 8000, 7), ("INCRBY", "i16", 5, 300, "GET", "u8", 0, "GET", "u4", 16380),
+                ("GET", "u8", 100, "SET", "u3", 16383, 5), ("SET", "u8", "#2047", 1, "GET", "i8", 0),
+                ("GET", "u8", 99999, "SET", "i5", 10, -3, "GET", "u8", 20000),
+                ("SET", "u8", 16384, 255), ("SET", "i64", 16380, -2, "GET", "u63", 16381)):
+        script += [("BITFIELD", "big", *ops), ("GET", "big"), ("BITFIELD", "two", *ops), ("GET", "two")]
+    script += [("BITFIELD", "two", "SET", "u8", 200, 1), ("GET", "two"),  # past the end
+               ("BITFIELD", "two", "OVERFLOW", "FAIL", "SET", "u2", 400, 9), ("GET", "two"),
+               ("BITFIELD", "new", "GET", "u8", 0, "SET", "u1", 95, 1, "GET", "u16", 88), ("GET", "new")]
+    assert_same_as_redis(server, real_redis, script)
+
+
 def test_bitfield_errors_match_redis(server, real_redis) -> None:
     assert_same_as_redis(server, real_redis, [
         ("BITFIELD", "k", "GET", "u64", 0), ("BITFIELD", "k", "GET", "i65", 0),

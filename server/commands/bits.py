@@ -457,10 +457,11 @@ class _Op:
         self.overflow = overflow
 
 
-def _read_field(data: bytes | bytearray, op: _Op) -> int:
-    """The field op names, from data zero-padded on the right."""
-    first = op.offset >> 3
-    nbytes = ((op.offset + op.bits - 1) >> 3) - first + 1
+def _read_field(data: bytes | bytearray, op: _Op, base: int = 0) -> int:
+    """The field op names, from data (byte `base` of the string onwards) zero-padded on the
+    right."""
+    first = (op.offset >> 3) - base
+    nbytes = ((op.offset + op.bits - 1) >> 3) - (op.offset >> 3) + 1
     raw = data[first:first + nbytes]
     chunk = int.from_bytes(raw, "big") << ((nbytes - len(raw)) << 3)
     value = (chunk >> ((nbytes << 3) - (op.offset & 7) - op.bits)) & ((1 << op.bits) - 1)
@@ -469,9 +470,9 @@ def _read_field(data: bytes | bytearray, op: _Op) -> int:
     return value
 
 
-def _write_field(data: bytearray, op: _Op, value: int) -> None:
-    first = op.offset >> 3
-    nbytes = ((op.offset + op.bits - 1) >> 3) - first + 1
+def _write_field(data: bytearray, op: _Op, value: int, base: int) -> None:
+    first = (op.offset >> 3) - base
+    nbytes = ((op.offset + op.bits - 1) >> 3) - (op.offset >> 3) + 1
     shift = (nbytes << 3) - (op.offset & 7) - op.bits
     mask = ((1 << op.bits) - 1) << shift
     chunk = int.from_bytes(data[first:first + nbytes], "big")
@@ -523,18 +524,23 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
     if read_only_command:
         raise _RO_ONLY_GET  # before the key's type is checked
     current = _get_string(db, key)
-    size = 0 if current is None else len(current)
+    view = memoryview(b"" if current is None else current)
+    size = len(view)
     need = (highest >> 3) + 1
+    new_size = max(size, need)
     # Creating or growing the string counts as a change for every write, as lookupStringForBitCommand's
     # dirty flag does in Redis.
     grown = current is None or need > size
-    buf = bytearray(b"" if current is None else current)
-    if need > size:
-        buf.extend(bytes(need - size))
+    # Only the bytes between the first and the last field are copied to be edited; the rest of
+    # the new value is spliced in from the old one, in one copy.
+    lo = min([op.offset >> 3 for op in ops])
+    hi = min(max([(op.offset + op.bits - 1) >> 3 for op in ops]), new_size - 1)
+    buf = bytearray(view[lo:hi + 1] if lo < size else b"")
+    buf.extend(bytes(hi + 1 - lo - len(buf)))
     replies: list[int | None] = []
     changes = 0
     for op in ops:
-        old = _read_field(buf, op)
+        old = _read_field(buf, op, lo)
         if op.code == _GET:
             replies.append(old)
             continue
@@ -550,10 +556,19 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
             replies.append(None)
             continue
         replies.append(new if op.code == _INCRBY else old)
-        _write_field(buf, op, new)
+        _write_field(buf, op, new, lo)
         if grown or old != new:
             changes += 1
-    value = bytes(buf)
+    pieces: list[bytes | bytearray | memoryview] = [view[:min(lo, size)]]
+    if lo > size:
+        pieces.append(bytes(lo - size))
+    pieces.append(buf)
+    if hi + 1 < size:
+        pieces.append(view[hi + 1:])
+    end = max(size, hi + 1)
+    if new_size > end:
+        pieces.append(bytes(new_size - end))
+    value = b"".join(pieces)
     if changes:
         if current is None:
             db.add(key, value)
