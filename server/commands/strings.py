@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.floats import format_long_double, parse_long_double, round_long_double
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
-from server.command_table import command, key_spec
+from server.command_table import command
 from server.commands.expire import LLONG_MAX, invalid_expire_time
 from server.keyspace import Database, now_ms
 
@@ -421,7 +421,9 @@ command("substr", 4, "readonly", keys=(1, 1, 1), group="string", since="1.0.0",
         complexity="O(N) where N is the length of the returned string. The complexity is "
         "ultimately determined by the returned length, but because creating a substring from an "
         "existing string is very cheap, it can be considered O(1) for small strings.",
-        key_specs=key_spec(("RO", "ACCESS")), doc_flags=("deprecated",),
+        key_specs=({"flags": ("RO", "ACCESS"), "begin_search": {"index": {"pos": 1}},
+                    "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},),
+        doc_flags=("deprecated",),
         arguments=({"name": "key", "type": "key", "key_spec_index": 0},
                    {"name": "start", "type": "integer"}, {"name": "end", "type": "integer"}),
         )(getrange)
