@@ -58,6 +58,8 @@ COMPILED = [
     "lists/storage.py",
     "server/commands/lists.py",
     "server/commands/lists_blocking.py",
+    "server/commands/bits.py",
+    "server/commands/lcs.py",
 ]
 
 

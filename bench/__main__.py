@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.backlog import BacklogCase
+from bench.bits_bench import BitsCase
 from bench.case import Case, Options
 from bench.claim import XreadgroupClaimCase
 from bench.groupdriver import XreadgroupCase
@@ -37,7 +38,8 @@ CASES: dict[str, Case] = {c.name: c for c in
                            KeyAccessCase(),
                            SetsCase(), SetsMemoryCase(),
                            HashThroughputCase(), HashMemoryCase(),
-                           ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase()]}
+                           ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase(),
+                           BitsCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

@@ -417,3 +417,17 @@ def setrange(client: Client, argv: list[bytes]) -> Any:
     db.encodings[key] = b"raw"  # written in place into a raw string, as in Redis
     _propagate_state(client, db, key)
     return len(db.data[key])
+
+
+# SUBSTR is GETRANGE under its pre-2.0 name: the same handler, its own command-table entry.
+command("substr", 4, "readonly", keys=(1, 1, 1), group="string", since="1.0.0",
+        summary="Returns a substring from a string value.",
+        complexity="O(N) where N is the length of the returned string. The complexity is "
+        "ultimately determined by the returned length, but because creating a substring from an "
+        "existing string is very cheap, it can be considered O(1) for small strings.",
+        key_specs=({"flags": ("RO", "ACCESS"), "begin_search": {"index": {"pos": 1}},
+                    "find_keys": {"range": {"lastkey": 0, "step": 1, "limit": 0}}},),
+        doc_flags=("deprecated",),
+        arguments=({"name": "key", "type": "key", "key_spec_index": 0},
+                   {"name": "start", "type": "integer"}, {"name": "end", "type": "integer"}),
+        )(getrange)
