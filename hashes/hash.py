@@ -134,9 +134,11 @@ def _packed_dict(data: bytes) -> dict[bytes, bytes]:
 
 
 class Hash:
-    __slots__ = ("data", "ttl", "table")
+    __slots__ = ("data", "ttl", "table", "lru")
 
     def __init__(self) -> None:
+        # OBJECT IDLETIME / FREQ's access data, Redis's robj.lru (see server/keyspace.py).
+        self.lru = 0
         self.data: bytes | dict[bytes, bytes] = b""
         self.ttl: dict[bytes, int] | None = None
         self.table = False

@@ -252,9 +252,11 @@ class List:
     """A Redis list. `quicklist` tells the encoding; `fill` is the node limit a quicklist took
     when it was made (as Redis's quicklist keeps its own)."""
 
-    __slots__ = ("nodes", "length", "quicklist", "fill")
+    __slots__ = ("nodes", "length", "quicklist", "fill", "lru")
 
     def __init__(self) -> None:
+        # OBJECT IDLETIME / FREQ's access data, Redis's robj.lru (see server/keyspace.py).
+        self.lru = 0
         self.nodes: list[Node] = [Node([], LP_EMPTY)]
         self.length = 0
         self.quicklist = False

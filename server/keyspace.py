@@ -52,8 +52,10 @@ class Database:
         self.expires: dict[bytes, int] = {}  # absolute unix time in ms
         self.keyspace = keyspace
         # Each key's last access, Redis's robj.lru: under an LRU (or no) eviction policy the
-        # clock in seconds, under LFU (minutes << 8) | logarithmic counter. A dict beside `data`
-        # because values are plain Python objects (bytes) that cannot carry a field.
+        # clock in seconds, under LFU (minutes << 8) | logarithmic counter. Every value type
+        # but strings carries it in its `lru` field, as Redis's objects do; a string is plain
+        # bytes, which cannot, so strings keep theirs in this dict beside `data` (a dict entry
+        # per key: about 40 bytes, which a hash of five fields would feel).
         self.access: dict[bytes, int] = {}
         # OBJECT ENCODING of values whose encoding depends on how they were written, not only on
         # what they hold (a string APPENDed to is "raw" in Redis whatever its content): set by
@@ -76,10 +78,34 @@ class Database:
                     return None
             ks = self.keyspace
             if ks.touch_mode == TOUCH_LRU:
-                self.access[key] = ks.lru_clock
+                if type(value) is bytes:
+                    self.access[key] = ks.lru_clock
+                else:
+                    value.lru = ks.lru_clock
             elif ks.touch_mode == TOUCH_LFU:
-                self.access[key] = ks.lfu_touched(self.access.get(key))
+                self._store_access(key, value, ks.lfu_touched(self.access_of(key)))
         return value
+
+    def access_of(self, key: bytes) -> int | None:
+        """The key's access data (None for a missing key, or a string never given any)."""
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if type(value) is bytes:
+            return self.access.get(key)
+        lru: int = value.lru
+        return lru
+
+    def set_access(self, key: bytes, access: int) -> None:
+        value = self.data.get(key)
+        if value is not None:
+            self._store_access(key, value, access)
+
+    def _store_access(self, key: bytes, value: Any, access: int) -> None:
+        if type(value) is bytes:
+            self.access[key] = access
+        else:
+            value.lru = access
 
     def peek(self, key: bytes) -> Any:
         """The live value of key, or None, without counting an access (Redis's LOOKUP_NOTOUCH:
@@ -133,13 +159,15 @@ class Database:
     def set(self, key: bytes, value: Any, *, keep_ttl: bool = False) -> None:
         """Store a value (replacing any, of any type) and signal the change."""
         old = self.data.get(key)
+        # An overwrite keeps the key's access data (Redis's dbSetValue copies robj.lru), which
+        # the command's own lookup has just updated.
+        access = None if old is None else self.access_of(key)
         self.data[key] = value
         if self.encodings:
             self.encodings.pop(key, None)
-        # An overwrite keeps the key's access data (Redis's dbSetValue copies robj.lru), which
-        # the command's own lookup has just updated.
-        if old is None or key not in self.access:
-            self.access[key] = self.keyspace.new_access()
+        if type(value) is not bytes and type(old) is bytes:
+            self.access.pop(key, None)
+        self._store_access(key, value, self.keyspace.new_access() if access is None else access)
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         self.signal_modified(key)
@@ -150,7 +178,7 @@ class Database:
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key known to be absent (a write command creating it)."""
         self.data[key] = value
-        self.access[key] = self.keyspace.new_access()
+        self._store_access(key, value, self.keyspace.new_access())
         self.signal_modified(key)
         # As Redis's dbAdd: a new key may be what a blocked client waits for.
         self.keyspace.signal_ready(self.index, key)

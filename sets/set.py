@@ -59,9 +59,11 @@ class Limits:
 class Set:
     """A set value. `enc` is INTSET, LISTPACK or HASHTABLE; `data` the matching container."""
 
-    __slots__ = ("enc", "data", "scan_state", "pool")
+    __slots__ = ("enc", "data", "scan_state", "pool", "lru")
 
     def __init__(self, enc: int = LISTPACK, data: Any = None) -> None:
+        # OBJECT IDLETIME / FREQ's access data, Redis's robj.lru (see server/keyspace.py).
+        self.lru = 0
         self.enc = enc
         if data is None:
             data = array("q") if enc == INTSET else [] if enc == LISTPACK else set()

@@ -70,9 +70,11 @@ class Stream:
     """
 
     __slots__ = ("store", "last_id", "max_deleted_id", "entries_added", "first_id", "groups",
-                 "idmp")
+                 "idmp", "lru")
 
     def __init__(self, node_max_entries: int = 100, node_max_bytes: int = 4096) -> None:
+        # OBJECT IDLETIME / FREQ's access data, Redis's robj.lru (see server/keyspace.py).
+        self.lru = 0
         self.store = EntryStore(node_max_entries, node_max_bytes)
         self.last_id = 0
         self.max_deleted_id = 0

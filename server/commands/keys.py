@@ -169,7 +169,7 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     if src == dst:
         return 0 if nx else OK
     expire = db.expires.get(src)
-    access = db.access.get(src)
+    access = db.access_of(src)
     encoding = db.encodings.get(src)
     if db.get(dst) is not None:
         if nx:
@@ -178,7 +178,7 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     db.add(dst, value)
     # The same object under a new name: its access data and encoding go along.
     if access is not None:
-        db.access[dst] = access
+        db.set_access(dst, access)
     if encoding is not None:
         db.encodings[dst] = encoding
     if expire is not None:
@@ -282,12 +282,12 @@ def move(client: Client, argv: list[bytes]) -> Any:
     if dst.get(key) is not None:
         return 0
     expire = src.expires.get(key)
-    access = src.access.get(key)
+    access = src.access_of(key)
     encoding = src.encodings.get(key)
     # dst.add signals the key ready there: a client blocked on it in that database is served.
     dst.add(key, value)
     if access is not None:
-        dst.access[key] = access
+        dst.set_access(key, access)
     if encoding is not None:
         dst.encodings[key] = encoding
     if expire is not None:

@@ -114,7 +114,7 @@ def object_idletime(client: Client, argv: list[bytes]) -> Any:
 def idle_seconds(client: Client, key: bytes) -> int:
     """Seconds since the key's last access (its access data read as an LRU clock)."""
     db = client.db
-    access = db.access.get(key)
+    access = db.access_of(key)
     if access is None:
         return 0
     # Against the same cron-refreshed clock the accesses read (Redis's LRU_CLOCK()), so that a
@@ -137,7 +137,7 @@ def object_freq(client: Client, argv: list[bytes]) -> Any:
             "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
             "note that when switching between policies at runtime LRU and LFU data will take some "
             "time to adjust.")
-    access = client.db.access.get(argv[2])
+    access = client.db.access_of(argv[2])
     return keyspace.lfu_counter(access) if access is not None else 0
 
 
@@ -201,7 +201,7 @@ def debug_object(client: Client, key: bytes) -> Any:
         return ErrorReply("ERR no such key")
     encoding = encoding_of(client, key, value).decode()
     refcount = SHARED_REFCOUNT if shares_integer(client, key, value) else 1
-    access = db.access.get(key, 0)
+    access = db.access_of(key) or 0
     idle = 0 if client.keyspace.lfu else idle_seconds(client, key)
     debug = value_types.of(value).debug
     extra = debug(value, client.server.config) if debug is not None else ""
