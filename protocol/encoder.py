@@ -23,13 +23,54 @@ _BULK_HDR_CACHE = BULK_HDR_CACHE = [b"$%d\r\n" % i for i in range(1024)]
 _ARR_HDR_CACHE = ARR_HDR_CACHE = [b"*%d\r\n" % i for i in range(1024)]
 
 
+_LLONG_HALF = float((2**63 - 1) // 2)  # double2ll's bound: integers within it print as integers
+
+
 def format_double(value: float) -> bytes:
-    """Redis's textual form of a double (%.17g, with inf/-inf/nan spelled as Redis does)."""
-    if math.isinf(value):
-        return b"inf" if value > 0 else b"-inf"
-    if math.isnan(value):
+    """Redis 7.4's d2string: integral values within +-2**62 as integers, others as the shortest
+    digits that read back as the same double (fpconv_dtoa's layout: plain decimals for moderate
+    exponents, d.ddde+XX otherwise), and nan / inf / -inf / -0 spelled as Redis does."""
+    if value != value:
         return b"nan"
-    return b"%.17g" % value
+    if value == 0:
+        return b"-0" if math.copysign(1.0, value) < 0 else b"0"
+    if -_LLONG_HALF <= value <= _LLONG_HALF:
+        if value == int(value):
+            return b"%d" % int(value)
+    elif math.isinf(value):
+        return b"inf" if value > 0 else b"-inf"
+    return _dtoa(value)
+
+
+def _dtoa(value: float) -> bytes:
+    # repr gives the shortest round-trip digits; they are laid out as fpconv's emit_digits does.
+    text = repr(abs(value))
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0")
+    k = (int(exp_text) if exp_text else 0) - len(frac)
+    stripped = digits.rstrip("0")
+    k += len(digits) - len(stripped)
+    digits = stripped
+    nd = len(digits)
+    exp = abs(k + nd - 1)
+    if k >= 0 and exp < nd + 7:
+        out = digits + "0" * k
+    elif k < 0 and (k > -7 or exp < 4):
+        offset = nd + k
+        if offset <= 0:
+            out = "0." + "0" * -offset + digits
+        else:
+            out = digits[:offset] + "." + digits[offset:]
+    else:
+        out = digits[0] + ("." + digits[1:] if nd > 1 else "")
+        e = k + nd - 1
+        out += "e" + ("-" if e < 0 else "+") + str(abs(e))
+    if value < 0:
+        out = "-" + out
+    return out.encode()
 
 
 def encode(value: Any, resp3: bool) -> bytes:
