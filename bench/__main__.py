@@ -24,12 +24,14 @@ from bench.runner import run_case
 from bench.scaling import ScalingCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
 from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
+from bench.zsets_bench import ZaddCase, ZrangeCase, ZsetMemoryCase
 
 CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XaddIdmpCase(), XrangeCase(), XreadgroupCase(),
                            XreadgroupClaimCase(),
                            BacklogCase(),
-                           RewriteLatencyCase(), LatencyCase(), ScalingCase()]}
+                           RewriteLatencyCase(), LatencyCase(), ScalingCase(),
+                           ZaddCase(), ZrangeCase(), ZsetMemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

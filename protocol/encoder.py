@@ -44,6 +44,13 @@ def format_double(value: float) -> bytes:
 
 def _dtoa(value: float) -> bytes:
     # repr gives the shortest round-trip digits; they are laid out as fpconv's emit_digits does.
+    text = repr(value)
+    if "e" not in text:
+        # A plain decimal: fpconv writes it alike when it has at most 6 decimals, or when the
+        # number is at least 1 and below 10**4.
+        dot = text.index(".")
+        if len(text) - dot <= 7 or (value >= 1 and dot < 5) or (value <= -1 and dot < 6):
+            return text.encode()
     text = repr(abs(value))
     mantissa, _, exp_text = text.partition("e")
     whole, _, frac = mantissa.partition(".")

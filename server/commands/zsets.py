@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.encoder import format_double
 from protocol.floats import parse_c_double, parse_double
 from protocol.numbers import parse_int
-from protocol.reply import NULL_ARRAY, ErrorReply
+from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server import value_types
 from server.command_table import command
 from server.commands.keys import parse_cursor
@@ -118,20 +118,38 @@ def after_removal(client: Client, key: bytes, zs: ZSet) -> None:
         db.signal_modified(key)
 
 
-def pairs_reply(client: Client, items: Iterable[tuple[float, bytes]], withscores: bool) -> list:
-    """Members, or with scores: a flat array in RESP2, [member, score] pairs in RESP3."""
+_SCORE_TEXT: dict[float, bytes] = {}  # printed scores, reused: printing a double is costly
+
+
+def score_text(score: float) -> bytes:
+    text = _SCORE_TEXT.get(score)
+    if text is None:
+        if len(_SCORE_TEXT) >= 65536:
+            _SCORE_TEXT.clear()
+        text = format_double(score)
+        if score != 0:  # 0.0 == -0.0: they share a key but not a text
+            _SCORE_TEXT[score] = text
+    return text
+
+
+def pairs_reply(client: Client, items: Iterable[tuple[float, bytes]], withscores: bool) -> Any:
+    """Members, or with scores: a flat array in RESP2, [member, score] pairs in RESP3; encoded
+    here in one pass, each score printed once."""
     if not withscores:
         return [member for _score, member in items]
-    out: list[Any] = []
+    parts: list[bytes] = []
+    append = parts.append
+    count = 0
     if client.resp3:
         for score, member in items:
-            out.append([member, score])
-    else:
-        append = out.append
-        for score, member in items:
-            append(member)
-            append(score)
-    return out
+            append(b"*2\r\n$%d\r\n%b\r\n,%b\r\n" % (len(member), member, score_text(score)))
+            count += 1
+        return Raw(b"*%d\r\n%b" % (count, b"".join(parts)))
+    for score, member in items:
+        text = score_text(score)
+        append(b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(member), member, len(text), text))
+        count += 2
+    return Raw(b"*%d\r\n%b" % (count, b"".join(parts)))
 
 
 def parse_score_range(lo_arg: bytes, hi_arg: bytes) -> tuple[float, bool, float, bool]:
