@@ -83,16 +83,20 @@ def test_zrank_withscore_resp2(raw_r: redis.Redis) -> None:
 
 # --- Redis 7.4's score printing ------------------------------------------------------------------
 
-SHORTEST = [
+D2STRING = [
     ("0.1", b"0.1"), ("0.30000000000000004", b"0.30000000000000004"), ("1e20", b"1e+20"),
     ("1.5e-7", b"1.5e-7"), ("123456789.125", b"123456789.125"), ("-0.000123", b"-0.000123"),
     ("4611686018427387904", b"4611686018427387904"), ("9223372036854775807", b"9223372036854776000"),
     ("1e300", b"1e+300"), ("5e-324", b"5e-324"), ("2.5e-300", b"2.5e-300"), ("1e-6", b"0.000001"),
     ("1e-7", b"1e-7"), ("123e18", b"1.23e+20"), ("0x1p-2", b"0.25"), ("3.0", b"3"),
+    # Grisu2 (fpconv) is not always shortest or closest: these are what Redis 7.4 prints.
+    ("-47.7629956", b"-47.762995600000004"), ("-577080938965099.2", b"-577080938965099.3"),
+    ("820833909252165.8", b"820833909252165.7"), ("4.584679222037044e-145", b"4.5846792220370444e-145"),
+    ("-3.2908851379273117e-220", b"-3.2908851379273116e-220"),
 ]
 
 
-@pytest.mark.parametrize(("arg", "printed"), SHORTEST)
+@pytest.mark.parametrize(("arg", "printed"), D2STRING)
 def test_scores_print_as_redis_7_4(raw_r: redis.Redis, arg: str, printed: bytes) -> None:
     raw_r.execute_command("ZADD", "z", arg, "m")
     assert raw_r.execute_command("ZSCORE", "z", "m") == printed
@@ -100,7 +104,7 @@ def test_scores_print_as_redis_7_4(raw_r: redis.Redis, arg: str, printed: bytes)
 
 
 def test_scores_print_differently_from_7_0_but_read_back_equal(server, real_redis) -> None:
-    # Redis 7.0 prints %.17g (0.10000000000000001), 7.4 the shortest form (0.1): same doubles.
+    # Redis 7.0 prints %.17g (0.10000000000000001), 7.4 Grisu2 round-trip digits (0.1): same doubles.
     script = [("ZADD", "z", "0.1", "a", "0.2", "b", "1e-7", "c", "2.675", "d"),
               ("ZINCRBY", "z", "0.2", "a"), ("ZRANGE", "z", "0", "-1", "WITHSCORES"),
               ("ZSCORE", "z", "d"), ("ZUNION", "1", "z", "WEIGHTS", "0.3", "WITHSCORES")]
@@ -334,3 +338,82 @@ def test_command_docs_history(raw_r: redis.Redis) -> None:
     doc = dict(zip(flat[::2], flat[1::2], strict=True))
     assert doc[b"since"] == b"1.2.0"
     assert [b"6.2.0", b"Added the `GT` and `LT` options."] in doc[b"history"]
+
+
+# --- keyspace integration and larger sets --------------------------------------------------------
+
+
+def test_type_copy_scan_type(raw_r: redis.Redis) -> None:
+    raw_r.zadd("z", {"a": 1, "b": 2})
+    assert raw_r.type("z") == b"zset"
+    assert raw_r.execute_command("COPY", "z", "c") == 1
+    raw_r.zadd("z", {"a": 5})
+    raw_r.zrem("c", "b")
+    assert raw_r.zrange("z", 0, -1, withscores=True) == [b"b", b"2", b"a", b"5"]
+    assert raw_r.zrange("c", 0, -1, withscores=True) == [b"a", b"1"]
+    raw_r.set("s", "v")
+    assert sorted(raw_r.execute_command("SCAN", "0", "TYPE", "zset", "COUNT", "100")[1]) == \
+        [b"c", b"z"]
+
+
+def test_large_set_ranges_ranks_and_scan(raw_r: redis.Redis) -> None:
+    raw_r.config_set("zset-max-listpack-entries", 16)
+    try:
+        pipe = raw_r.pipeline(transaction=False)
+        for i in range(2000):
+            pipe.zadd("z", {f"m{i:04d}": i % 100})
+        pipe.execute()
+        expected = sorted((i % 100, f"m{i:04d}".encode()) for i in range(2000))
+        members = [m for _s, m in expected]
+        assert raw_r.zrange("z", 0, -1) == members
+        assert raw_r.zrange("z", 100, 109) == members[100:110]
+        assert raw_r.zrevrange("z", 0, 4) == members[::-1][:5]
+        assert raw_r.zrank("z", members[1234]) == 1234
+        assert raw_r.zrevrank("z", members[1234]) == 2000 - 1 - 1234
+        assert raw_r.zcount("z", 10, "(20") == 200
+        assert raw_r.zrangebyscore("z", 50, 50, start=3, num=2) == members[50 * 20 + 3:50 * 20 + 5]
+        # ZSCAN of a skiplist-sized set: every member exactly once, whatever the COUNT.
+        seen: list[bytes] = []
+        cursor = b"0"
+        while True:
+            cursor, chunk = raw_r.execute_command("ZSCAN", "z", cursor, "COUNT", "37")
+            seen += chunk[::2]
+            if cursor == b"0":
+                break
+        assert sorted(seen) == sorted(members)
+        assert raw_r.zremrangebyrank("z", 0, 999) == 1000
+        assert raw_r.zcard("z") == 1000
+        assert raw_r.zrange("z", 0, 0) == [members[1000]]
+    finally:
+        raw_r.config_set("zset-max-listpack-entries", 128)
+
+
+def test_zrandmember_distinct_and_repeated(raw_r: redis.Redis) -> None:
+    raw_r.zadd("z", {f"m{i}": i for i in range(50)})
+    picked = raw_r.execute_command("ZRANDMEMBER", "z", "20")
+    assert len(picked) == 20 and len(set(picked)) == 20
+    assert sorted(raw_r.execute_command("ZRANDMEMBER", "z", "80")) == \
+        sorted(f"m{i}".encode() for i in range(50))
+    repeated = raw_r.execute_command("ZRANDMEMBER", "z", "-200", "WITHSCORES")
+    assert len(repeated) == 400
+    for member, score in zip(repeated[::2], repeated[1::2], strict=True):
+        assert int(member[1:]) == int(score)
+    assert raw_r.execute_command("ZRANDMEMBER", "z") in {f"m{i}".encode() for i in range(50)}
+
+
+def test_watch_sees_sorted_set_writes(raw_r: redis.Redis, server) -> None:
+    raw_r.zadd("z", {"a": 1})
+    with redis.Redis(port=server.port) as other:
+        pipe = raw_r.pipeline(transaction=True)
+        pipe.watch("z")
+        other.zadd("z", {"a": 1})  # no change: the transaction still runs
+        pipe.multi()
+        pipe.zscore("z", "a")
+        assert pipe.execute() == [b"1"]
+        pipe = raw_r.pipeline(transaction=True)
+        pipe.watch("z")
+        other.zincrby("z", 1, "a")
+        pipe.multi()
+        pipe.zscore("z", "a")
+        with pytest.raises(redis.WatchError):
+            pipe.execute()

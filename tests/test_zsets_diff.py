@@ -2,8 +2,8 @@
 
 The reference is Redis 7.0; Rivulet follows 7.4. Scores here are chosen so that both print them
 alike (integers, short binary fractions, infinities): 7.0 prints a non-integral score with %.17g
-(0.1 as 0.10000000000000001), 7.4 with the shortest form that reads back (0.1). Scores that print
-differently are compared as parsed floats in test_zsets_float.py.
+(0.1 as 0.10000000000000001), 7.4 with Grisu2 round-trip digits (0.1). Scores that print
+differently are compared as parsed floats in test_zsets.py.
 """
 
 from __future__ import annotations

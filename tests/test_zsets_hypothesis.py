@@ -1,5 +1,5 @@
 """Random sequences of sorted-set commands, run on Rivulet and on a real Redis, compared byte for
-byte. Scores are short binary fractions and infinities, which Redis 7.0 (%.17g) and 7.4 (shortest
+byte. Scores are short binary fractions and infinities, which Redis 7.0 (%.17g) and 7.4 (Grisu2
 round trip) print alike, so that any difference is a behaviour difference."""
 
 from __future__ import annotations
