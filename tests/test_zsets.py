@@ -417,3 +417,24 @@ def test_watch_sees_sorted_set_writes(raw_r: redis.Redis, server) -> None:
         pipe.zscore("z", "a")
         with pytest.raises(redis.WatchError):
             pipe.execute()
+
+
+def test_zscan_while_the_set_changes(raw_r: redis.Redis) -> None:
+    raw_r.config_set("zset-max-listpack-entries", 8)
+    try:
+        raw_r.zadd("z", {f"keep{i}": i for i in range(500)})
+        seen: list[bytes] = []
+        cursor = b"0"
+        step = 0
+        while True:
+            cursor, chunk = raw_r.execute_command("ZSCAN", "z", cursor, "COUNT", "20")
+            seen += chunk[::2]
+            raw_r.zadd("z", {f"new{step}": step})
+            raw_r.zrem("z", f"new{step - 3}")
+            step += 1
+            if cursor == b"0":
+                break
+        kept = [m for m in seen if m.startswith(b"keep")]
+        assert sorted(kept) == sorted(f"keep{i}".encode() for i in range(500))
+    finally:
+        raw_r.config_set("zset-max-listpack-entries", 128)

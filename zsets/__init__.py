@@ -82,6 +82,7 @@ class ZSet:
         self.scores: dict[bytes, float] = {}
         self.order: Any = SortedList()
         self.listpack = listpack
+        # ZSCAN's member order of the current members; dropped by every change.
         self.scan_snapshot: Any = None
 
     def __len__(self) -> int:
@@ -93,6 +94,7 @@ class ZSet:
         """Add a member known to be absent."""
         if score == 0 and self.listpack:
             score = 0.0  # a listpack stores a zero score as the integer 0: -0 is lost
+        self.scan_snapshot = None
         self.scores[member] = score
         self.order.add((score, member))
 
@@ -100,6 +102,7 @@ class ZSet:
         """Move a present member from `old` to a different `score`."""
         if score == 0 and self.listpack:
             score = 0.0
+        self.scan_snapshot = None
         order = self.order
         order.remove((old, member))
         self.scores[member] = score
@@ -109,6 +112,7 @@ class ZSet:
         score = self.scores.pop(member, None)
         if score is None:
             return False
+        self.scan_snapshot = None
         self.order.remove((score, member))
         return True
 
@@ -116,6 +120,7 @@ class ZSet:
         """Remove the members of ranks start..stop-1; how many."""
         if start >= stop:
             return 0
+        self.scan_snapshot = None
         order = self.order
         scores = self.scores
         for _score, member in order.islice(start, stop):
@@ -124,6 +129,7 @@ class ZSet:
         return stop - start
 
     def pop(self, from_max: bool) -> tuple[bytes, float]:
+        self.scan_snapshot = None
         score, member = self.order.pop(-1 if from_max else 0)
         del self.scores[member]
         return member, score

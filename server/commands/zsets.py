@@ -708,8 +708,8 @@ def zrandmember(client: Client, argv: list[bytes]) -> Any:
 #
 # A listpack-encoded set is returned whole with cursor 0, as Redis does. A larger one is walked as
 # the keyspace SCAN walks keys: a cursor is a position in the fixed order of member hashes, so a
-# member present for the whole iteration is returned once whatever changes meanwhile. The sorted
-# positions are kept on the set while it does not change (a snapshot of members).
+# member present for the whole iteration is returned once whatever changes meanwhile. The members
+# sorted by position are kept on the set until it changes.
 
 _MASK64 = (1 << 64) - 1
 
@@ -719,12 +719,11 @@ def _position(member: bytes) -> int:
 
 
 class _ScanSnapshot:
-    __slots__ = ("members", "positions", "size")
+    __slots__ = ("members", "positions")
 
     def __init__(self, zs: ZSet) -> None:
         self.members = sorted(zs.scores, key=_position)
         self.positions = [_position(m) for m in self.members]
-        self.size = len(zs)
 
 
 @zcommand("zscan")
@@ -756,8 +755,7 @@ def zscan(client: Client, argv: list[bytes]) -> Any:
         next_cursor = 0
     else:
         snap = zs.scan_snapshot
-        if snap is None or (cursor == 0 and (snap.size != len(zs)
-                                             or any(m not in scores for m in snap.members[:8]))):
+        if snap is None:
             snap = zs.scan_snapshot = _ScanSnapshot(zs)
         positions, members = snap.positions, snap.members
         k = bisect_left(positions, cursor)
