@@ -53,6 +53,7 @@ COMPILED = [
     "streams/pel.py",
     "streams/storage.py",
     "streams/stream.py",
+    "zsets/order.py",
 ]
 
 

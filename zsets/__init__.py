@@ -1,8 +1,8 @@
 """Sorted sets: members ordered by score, then by member bytes (memcmp order).
 
 Pure data structure: no I/O, no RESP, no server imports. A `ZSet` holds a dict member -> score
-(ZSCORE, membership) and a sorted list of (score, member) pairs (ranks, ranges) sharing the score
-objects. Whether Redis would keep the set as a listpack or a skiplist is tracked separately
+(ZSCORE, membership) and the (score, member) pairs in order (zsets.order: ranks, ranges),
+sharing the score objects. Whether Redis would keep the set as a listpack or a skiplist is tracked separately
 (`listpack`), converted past the configured limits exactly where Redis converts, because OBJECT
 ENCODING reports it.
 """
@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from sortedcontainers import SortedList
+from zsets.order import Order
 
 INF = math.inf
 
@@ -80,7 +80,7 @@ class ZSet:
 
     def __init__(self, listpack: bool = True) -> None:
         self.scores: dict[bytes, float] = {}
-        self.order: Any = SortedList()
+        self.order = Order()
         self.listpack = listpack
         # ZSCAN's member order of the current members; dropped by every change.
         self.scan_snapshot: Any = None
@@ -125,12 +125,12 @@ class ZSet:
         scores = self.scores
         for _score, member in order.islice(start, stop):
             del scores[member]
-        del order[start:stop]
+        order.delete_range(start, stop)
         return stop - start
 
     def pop(self, from_max: bool) -> tuple[bytes, float]:
         self.scan_snapshot = None
-        score, member = self.order.pop(-1 if from_max else 0)
+        score, member = self.order.pop(from_max)
         del self.scores[member]
         return member, score
 
@@ -143,20 +143,17 @@ class ZSet:
         score = self.scores.get(member)
         if score is None:
             return None
-        return int(self.order.index((score, member)))
+        return self.order.index((score, member))
 
     def at(self, index: int) -> tuple[float, bytes]:
-        item: tuple[float, bytes] = self.order[index]
-        return item
+        return self.order.at(index)
 
     def items(self, start: int, stop: int, reverse: bool = False) -> Iterator[tuple[float, bytes]]:
         """The (score, member) pairs of ranks start..stop-1, backwards when reverse."""
-        it: Iterator[tuple[float, bytes]] = self.order.islice(start, stop, reverse=reverse)
-        return it
+        return self.order.islice(start, stop, reverse)
 
     def __iter__(self) -> Iterator[tuple[float, bytes]]:
-        it: Iterator[tuple[float, bytes]] = iter(self.order)
-        return it
+        return iter(self.order)
 
     def score_bounds(self, lo: float, lo_ex: bool, hi: float, hi_ex: bool) -> tuple[int, int]:
         """The ranks [start, stop) of the members whose scores are in the range."""
@@ -182,29 +179,29 @@ class ZSet:
         n = len(order)
         if n == 0 or lex_range_empty(lo, hi):
             return 0, 0
-        if order[0][0] == order[-1][0]:
+        if order.at(0)[0] == order.at(-1)[0]:
             start = 0 if lo.kind == -1 else self._lex_search(lo.value, lo.exclusive)
             stop = n if hi.kind == 1 else self._lex_search(hi.value, not hi.exclusive)
             return start, max(start, stop)
-        if not (lex_gte_min(order[-1][1], lo) and lex_lte_max(order[0][1], hi)):
+        if not (lex_gte_min(order.at(-1)[1], lo) and lex_lte_max(order.at(0)[1], hi)):
             return 0, 0
         if reverse:
             stop = n
-            while stop > 0 and not lex_lte_max(order[stop - 1][1], hi):
+            while stop > 0 and not lex_lte_max(order.at(stop - 1)[1], hi):
                 stop -= 1
-            if stop == 0 or not lex_gte_min(order[stop - 1][1], lo):
+            if stop == 0 or not lex_gte_min(order.at(stop - 1)[1], lo):
                 return 0, 0
             start = stop - 1
-            while start > 0 and lex_gte_min(order[start - 1][1], lo):
+            while start > 0 and lex_gte_min(order.at(start - 1)[1], lo):
                 start -= 1
             return start, stop
         start = 0
-        while start < n and not lex_gte_min(order[start][1], lo):
+        while start < n and not lex_gte_min(order.at(start)[1], lo):
             start += 1
-        if start == n or not lex_lte_max(order[start][1], hi):
+        if start == n or not lex_lte_max(order.at(start)[1], hi):
             return 0, 0
         stop = start + 1
-        while stop < n and lex_lte_max(order[stop][1], hi):
+        while stop < n and lex_lte_max(order.at(stop)[1], hi):
             stop += 1
         return start, stop
 
@@ -214,7 +211,7 @@ class ZSet:
         lo, hi = 0, len(order)
         while lo < hi:
             mid = (lo + hi) // 2
-            member = order[mid][1]
+            member = order.at(mid)[1]
             if member < value or (after_equal and member == value):
                 lo = mid + 1
             else:
@@ -222,8 +219,7 @@ class ZSet:
         return lo
 
     def random_member(self) -> tuple[float, bytes]:
-        item: tuple[float, bytes] = self.order[random.randrange(len(self.order))]
-        return item
+        return self.order.at(random.randrange(len(self.order)))
 
     def copy(self) -> ZSet:
         dup = ZSet(self.listpack)
