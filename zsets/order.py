@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
+from typing import Any
 
-Pair = tuple[float, bytes]
+# A (score, member) tuple. Typed Any on purpose: mypyc would otherwise unbox a tuple[float, bytes]
+# on the way in and box a new tuple and float on the way out, doubling the objects stored.
+Pair = Any
 
 LOAD = 512
 
@@ -47,9 +50,11 @@ class Order:
             block = blocks[pos]
             insort(block, pair)
         if len(block) > 2 * LOAD:
+            # Two new lists of exact size: the grown one would keep its spare capacity.
+            first = block[:LOAD]
             half = block[LOAD:]
-            del block[LOAD:]
-            maxes[pos] = block[-1]
+            blocks[pos] = first
+            maxes[pos] = first[-1]
             blocks.insert(pos + 1, half)
             maxes.insert(pos + 1, half[-1])
 
