@@ -24,6 +24,7 @@ from setuptools.command.build_ext import build_ext
 # subclass builtins (protocol/reply.py) or run once (config, CLI, persistence) stay Python.
 COMPILED = [
     "protocol/encoder.py",
+    "protocol/numbers.py",
     "protocol/parser.py",
     "protocol/stream_resp.py",
     "server/blocking.py",
@@ -37,6 +38,8 @@ COMPILED = [
     "server/pending_writes.py",
     "server/stats.py",
     "server/commands/connection.py",
+    "server/commands/keys.py",
+    "server/commands/sets.py",
     "server/commands/stream_common.py",
     "server/commands/stream_propagate.py",
     "server/commands/streams_groups.py",
@@ -53,6 +56,8 @@ COMPILED = [
     "streams/pel.py",
     "streams/storage.py",
     "streams/stream.py",
+    "hashes/hash.py",
+    "server/commands/hashes.py",
     "zsets/order.py",
 ]
 

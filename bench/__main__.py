@@ -16,12 +16,15 @@ from bench.backlog import BacklogCase
 from bench.case import Case, Options
 from bench.claim import XreadgroupClaimCase
 from bench.groupdriver import XreadgroupCase
+from bench.hashes_bench import HashMemoryCase, HashThroughputCase
+from bench.keys import KeyAccessCase
 from bench.latency import LatencyCase
 from bench.memory import MemoryCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
 from bench.runner import run_case
 from bench.scaling import ScalingCase
+from bench.sets_bench import SetsCase, SetsMemoryCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
 from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
 from bench.zsets_bench import ZaddCase, ZrangeCase, ZsetMemoryCase
@@ -31,6 +34,9 @@ CASES: dict[str, Case] = {c.name: c for c in
                            XreadgroupClaimCase(),
                            BacklogCase(),
                            RewriteLatencyCase(), LatencyCase(), ScalingCase(),
+                           KeyAccessCase(),
+                           SetsCase(), SetsMemoryCase(),
+                           HashThroughputCase(), HashMemoryCase(),
                            ZaddCase(), ZrangeCase(), ZsetMemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}

@@ -36,7 +36,7 @@ class MemoryCase(Case):
                max_ratio=3.0),
         Metric("memory.pending", "B/pending", False,
                "bytes per pending entry after the N entries are delivered to one consumer group",
-               max_ratio=3.0),
+               max_ratio=1.5),
     ]
     # One run of 1,000,000 entries takes most of a minute on our server, and the figure barely moves.
     default_repeat = 1

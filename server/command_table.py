@@ -67,7 +67,8 @@ class Command:
             cats.append("@write")
         if "readonly" in self.flags:
             cats.append("@read")
-        group = _GROUP_CATEGORIES.get(self.group, "")
+        # A container (handler None) has no category of its group, as in Redis's JSON files.
+        group = _GROUP_CATEGORIES.get(self.group, "") if self.handler is not None else ""
         if group:
             cats.append("@" + group)
         if "admin" in self.flags:

@@ -23,12 +23,17 @@ class ConfigValueError(ValueError):
 
 
 def parse_memory(text: str) -> int:
-    text = text.strip().lower()
-    digits = text.rstrip("kmgb")
-    unit = text[len(digits):]
-    if unit not in _MEMORY_UNITS or not digits.lstrip("-").isdigit():
+    """A memory value as Redis's memtoull reads it: digits (possibly none, which is 0) and an
+    optional unit, nothing else (no sign, no spaces). Past 64 bits the number saturates and the
+    product wraps, as in C, so that the range check rejects it."""
+    i = 0
+    while i < len(text) and "0" <= text[i] <= "9":
+        i += 1
+    unit = text[i:].lower()
+    if text[:1] == "-" or unit not in _MEMORY_UNITS or i >= 128:
         raise ConfigValueError("argument must be a memory value")
-    return int(digits) * _MEMORY_UNITS[unit]
+    value = min(int(text[:i] or "0"), 2**64 - 1)
+    return (value * _MEMORY_UNITS[unit]) % 2**64
 
 
 def parse_long_long(text: str) -> int:
@@ -193,7 +198,7 @@ PARAMS: list[Param] = [
           maximum=2**63 - 1),
     Param("set-max-listpack-entries", "128", "int", "most members of a compactly stored set",
           maximum=2**63 - 1),
-    Param("set-max-listpack-value", "64", "memory", "longest member of a compactly stored set",
+    Param("set-max-listpack-value", "64", "int", "longest member of a compactly stored set",
           maximum=2**63 - 1),
     Param("zset-max-listpack-entries", "128", "int",
           "most members of a compactly stored sorted set", maximum=2**63 - 1),
@@ -214,6 +219,10 @@ PARAMS: list[Param] = [
     Param("maxmemory-policy", "noeviction", "enum", "eviction policy",
           choices=("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction")),
+    Param("lfu-log-factor", "10", "int",
+          "how slowly the LFU counter grows with accesses (OBJECT FREQ)", maximum=2**31 - 1),
+    Param("lfu-decay-time", "1", "int",
+          "minutes for the LFU counter to decay by one (0: never)", maximum=2**31 - 1),
     Param("daemonize", "no", "bool", "run in the background (not supported: always no)", mutable=False),
     Param("pidfile", "", "string", "write the pid to this file", mutable=False),
     Param("protected-mode", "yes", "bool", "refuse non-loopback clients when no password is set"),
@@ -243,6 +252,12 @@ PARAMS: list[Param] = [
     Param("maxmemory-samples", "5", "int", "kept for clients that read it", minimum=1, maximum=64),
     Param("replica-read-only", "yes", "bool", "kept for clients that read it"),
 ]
+
+
+# Settings Redis no longer has but still accepts, and ignores, in a config file or on the command
+# line (with exactly one value), so that old configuration files keep working.
+DEPRECATED_NAMES = frozenset({"list-max-ziplist-entries", "list-max-ziplist-value",
+                              "lua-replicate-commands"})
 
 
 @dataclass

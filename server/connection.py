@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rivulet")
 
+REPLY_OFF = 1
+REPLY_SKIP = 2
+REPLY_SKIP_NEXT = 4
+
 
 class Client(asyncio.Protocol):
     def __init__(self, server: Server) -> None:
@@ -54,6 +58,8 @@ class Client(asyncio.Protocol):
         self.authenticated = not server.config["requirepass"]
         self.no_evict = False
         self.no_touch = False
+        # CLIENT REPLY: REPLY_OFF, REPLY_SKIP (this command's reply is dropped), REPLY_SKIP_NEXT
+        self.reply_flags = 0
         # MULTI state: queued (command, argv) pairs, or None outside a transaction
         self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.multi_error = False
@@ -157,7 +163,7 @@ class Client(asyncio.Protocol):
         while i < n:
             argv = commands[i]
             i += 1
-            if i < n and (cmd := run_handler_for(argv)) is not None:
+            if i < n and not self.reply_flags and (cmd := run_handler_for(argv)) is not None:
                 done = execute_run(self, cmd, commands, i - 1)
                 if done:
                     i += done - 1
@@ -168,9 +174,23 @@ class Client(asyncio.Protocol):
                 break
             if type(reply) is ErrorReply:
                 self.stats.count_error(reply.message)
-            write_reply(out, reply, self.resp3)
+            if self.reply_flags:
+                self._reply_with_flags(reply)
+            else:
+                write_reply(out, reply, self.resp3)
             if self.close_after_reply:
                 break
+
+    def _reply_with_flags(self, reply: Any) -> None:
+        """Send or drop a command's reply under CLIENT REPLY OFF/SKIP, then move SKIP on to the
+        next command, as Redis does after each command (resetClient)."""
+        flags = self.reply_flags
+        if not flags & (REPLY_OFF | REPLY_SKIP):
+            write_reply(self.out, reply, self.resp3)
+        flags &= ~REPLY_SKIP
+        if flags & REPLY_SKIP_NEXT:
+            flags = (flags & ~REPLY_SKIP_NEXT) | REPLY_SKIP
+        self.reply_flags = flags
 
     def propagate(self, argv: list[bytes]) -> None:
         """Record argv, in this client's database, as (part of) the running command's effect:
@@ -186,7 +206,10 @@ class Client(asyncio.Protocol):
         out = self.out
         mark = len(out)
         try:
-            write_reply(out, reply, self.resp3)
+            if self.reply_flags:
+                self._reply_with_flags(reply)
+            else:
+                write_reply(out, reply, self.resp3)
         except Exception as exc:
             # Whatever the encoder wrote of it would desynchronise the client: an error instead.
             log.exception("internal error encoding the reply of a blocked command")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.reply import QUEUED, ErrorReply
 from server.blocking import BLOCKED, Block, internal_error
 from server.command_table import COMMANDS, Command
+from server.keyspace import TOUCH_LFU, TOUCH_LRU, TOUCH_NONE
 from streams.errors import StreamError
 
 if TYPE_CHECKING:
@@ -148,6 +149,17 @@ def propagate_effects(client: Client) -> None:
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a command that passed every check (also used by EXEC for queued commands)."""
     client.last_command = cmd
+    # CLIENT NO-TOUCH: the command's lookups leave the keys' access data alone, except TOUCH's.
+    # Saved and restored because EXEC calls its queued commands through here.
+    no_touch = client.no_touch
+    saved_touch = TOUCH_NONE
+    if no_touch:
+        ks = client.keyspace
+        saved_touch = ks.touch_mode
+        if cmd.name == "touch":
+            ks.touch_mode = TOUCH_LFU if ks.lfu else TOUCH_LRU
+        else:
+            ks.touch_mode = TOUCH_NONE
     t0 = perf_counter_ns()
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
@@ -158,6 +170,8 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     except Exception as exc:  # a bug must cost one reply, never the server or the connection
         log.exception("internal error running %r", cmd.name)
         reply = internal_error(cmd.name, exc)
+    if no_touch:
+        client.keyspace.touch_mode = saved_touch
     cmd.usec += (perf_counter_ns() - t0) // 1000
     if not client.reprocessing:
         # As Redis 7.0: a command that blocks counts as one call, when it first runs.

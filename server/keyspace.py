@@ -31,18 +31,34 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+# What a lookup does to a key's access data (Keyspace.touch_mode).
+TOUCH_NONE = 0  # a CLIENT NO-TOUCH client's command: nothing
+TOUCH_LRU = 1  # the clock
+TOUCH_LFU = 2  # the logarithmic frequency counter
+
+LFU_INIT_VAL = 5  # the counter of a new key, so that it is not evicted before it can be used
+
+
 def type_name(value: Any) -> bytes:
     return TYPE_NAMES.get(type(value), b"none")
 
 
 class Database:
-    __slots__ = ("index", "data", "expires", "keyspace")
+    __slots__ = ("index", "data", "expires", "keyspace", "access", "encodings")
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
         self.index = index
         self.data: dict[bytes, Any] = {}
         self.expires: dict[bytes, int] = {}  # absolute unix time in ms
         self.keyspace = keyspace
+        # Each key's last access, Redis's robj.lru: under an LRU (or no) eviction policy the
+        # clock in seconds, under LFU (minutes << 8) | logarithmic counter. A dict beside `data`
+        # because values are plain Python objects (bytes) that cannot carry a field.
+        self.access: dict[bytes, int] = {}
+        # OBJECT ENCODING of values whose encoding depends on how they were written, not only on
+        # what they hold (a string APPENDed to is "raw" in Redis whatever its content): set by
+        # the writing command, dropped when the key gets another value.
+        self.encodings: dict[bytes, bytes] = {}
 
     def __len__(self) -> int:
         return len(self.data)
@@ -50,7 +66,24 @@ class Database:
     # --- reads -----------------------------------------------------------------------------
 
     def get(self, key: bytes) -> Any:
-        """The live value of key, or None. Expired keys are deleted on access (lazy expiry)."""
+        """The live value of key, or None. Expired keys are deleted on access (lazy expiry).
+        Counts as an access to the key (OBJECT IDLETIME / FREQ) unless touching is off."""
+        value = self.data.get(key)
+        if value is not None:
+            if self.expires and key in self.expires:
+                if self.expires[key] <= now_ms():
+                    self.expire_now(key)
+                    return None
+            ks = self.keyspace
+            if ks.touch_mode == TOUCH_LRU:
+                self.access[key] = ks.lru_clock
+            elif ks.touch_mode == TOUCH_LFU:
+                self.access[key] = ks.lfu_touched(self.access.get(key))
+        return value
+
+    def peek(self, key: bytes) -> Any:
+        """The live value of key, or None, without counting an access (Redis's LOOKUP_NOTOUCH:
+        TYPE, EXISTS, TTL, OBJECT)."""
         value = self.data.get(key)
         if value is not None and self.expires and key in self.expires:
             if self.expires[key] <= now_ms():
@@ -71,7 +104,7 @@ class Database:
         return when is not None and when <= now_ms()
 
     def exists(self, key: bytes) -> bool:
-        return self.get(key) is not None
+        return self.peek(key) is not None
 
     def keys(self) -> Iterator[bytes]:
         """Live keys (expired ones are skipped, not deleted: iteration must not mutate)."""
@@ -91,7 +124,7 @@ class Database:
             if not self.data:
                 return None
             key = random.choice(list(self.data))
-            if self.get(key) is not None:
+            if self.peek(key) is not None:
                 return key
         return None
 
@@ -101,6 +134,12 @@ class Database:
         """Store a value (replacing any, of any type) and signal the change."""
         old = self.data.get(key)
         self.data[key] = value
+        if self.encodings:
+            self.encodings.pop(key, None)
+        # An overwrite keeps the key's access data (Redis's dbSetValue copies robj.lru), which
+        # the command's own lookup has just updated.
+        if old is None or key not in self.access:
+            self.access[key] = self.keyspace.new_access()
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         self.signal_modified(key)
@@ -111,12 +150,13 @@ class Database:
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key known to be absent (a write command creating it)."""
         self.data[key] = value
+        self.access[key] = self.keyspace.new_access()
         self.signal_modified(key)
         # As Redis's dbAdd: a new key may be what a blocked client waits for.
         self.keyspace.signal_ready(self.index, key)
 
     def delete(self, key: bytes) -> bool:
-        if self.get(key) is None:
+        if self.peek(key) is None:
             return False
         self._remove(key)
         self.signal_modified(key)
@@ -150,12 +190,17 @@ class Database:
         keys = list(self.data)
         self.data = {}
         self.expires = {}
+        self.access = {}
+        self.encodings = {}
         for key in keys:
             self.signal_modified(key)
             self.keyspace.signal_ready(self.index, key)
 
     def _remove(self, key: bytes) -> None:
         del self.data[key]
+        self.access.pop(key, None)
+        if self.encodings:
+            self.encodings.pop(key, None)
         if self.expires:
             self.expires.pop(key, None)
 
@@ -178,6 +223,52 @@ class Keyspace:
         # Set by the blocking manager: called with (db, key) when a key may unblock clients.
         self.ready_hook: Callable[[int, bytes], None] | None = None
         self.effects = effects if effects is not None else Effects()
+        # Expiry cycles of values with expiring parts (hash fields), run after the keys' cycle.
+        self.expire_hooks: list[Callable[[], int]] = []
+        # Access tracking (see Database.access): the clock is refreshed by the server's cron,
+        # as Redis's server.lruclock, so that a lookup reads an attribute instead of the time.
+        self.lru_clock = int(time.time())
+        self.lfu = False  # an LFU maxmemory-policy is set
+        self.touch_mode = TOUCH_LRU
+        self.lfu_log_factor = 10
+        self.lfu_decay_time = 1
+
+    def set_policy(self, policy: str) -> None:
+        self.lfu = policy.endswith("-lfu")
+        self.touch_mode = TOUCH_LFU if self.lfu else TOUCH_LRU
+
+    def tick(self) -> None:
+        self.lru_clock = int(time.time())
+
+    def new_access(self) -> int:
+        """The access data of a key just created (Redis's createObject)."""
+        if self.lfu:
+            return (self.lfu_minutes() << 8) | LFU_INIT_VAL
+        return self.lru_clock
+
+    def lfu_minutes(self) -> int:
+        # From the cron-refreshed clock, as Redis reads its cached server.unixtime.
+        return (self.lru_clock // 60) & 65535
+
+    def lfu_counter(self, access: int) -> int:
+        """The counter of LFU access data after its decay (Redis's LFUDecrAndReturn)."""
+        counter = access & 255
+        if self.lfu_decay_time:
+            now = self.lfu_minutes()
+            then = access >> 8
+            elapsed = now - then if now >= then else 65535 - then + now
+            periods = elapsed // self.lfu_decay_time
+            counter = 0 if periods > counter else counter - periods
+        return counter
+
+    def lfu_touched(self, access: int | None) -> int:
+        """LFU access data after one more access: decayed, then logarithmically incremented."""
+        counter = self.lfu_counter(access) if access is not None else LFU_INIT_VAL
+        if counter < 255:
+            base = counter - LFU_INIT_VAL
+            if random.random() < 1.0 / (max(base, 0) * self.lfu_log_factor + 1):
+                counter += 1
+        return (self.lfu_minutes() << 8) | counter
 
     def signal_ready(self, db: int, key: bytes) -> None:
         hook = self.ready_hook
@@ -234,6 +325,8 @@ class Keyspace:
                 removed += expired
                 if expired * 4 <= len(sample):
                     break
+        for hook in self.expire_hooks:
+            hook()
         if removed:
             # Outside any command: the DELs leave now, one unit for the cycle.
             self.effects.propagate_pending()

@@ -124,6 +124,7 @@ class Server:
     def _server_cron(self) -> None:
         """Periodic housekeeping (Redis's serverCron): active expiry and idle-client timeouts."""
         try:
+            self.keyspace.tick()
             self.persistence.cron()
             if self.config["active-expire-enabled"] and not self.loading:
                 self.keyspace.active_expire_cycle()

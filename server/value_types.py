@@ -32,6 +32,8 @@ class ValueType:
         given the running configuration (the listpack limits).
     memory: an estimate of the bytes the value holds (MEMORY USAGE), `samples` as Redis's
         SAMPLES option (0: all elements).
+    debug: optional, what DEBUG OBJECT adds after its common fields for this value, starting
+        with a space (Redis's " ql_nodes:... ql_avg_node:..." for a quicklist); None: nothing.
     """
 
     cls: type
@@ -40,6 +42,7 @@ class ValueType:
     copy: Callable[[Any], Any]
     encoding: Callable[[Any, Config], bytes]
     memory: Callable[[Any, int], int]
+    debug: Callable[[Any, Config], str] | None = None
 
 
 TYPES: dict[type, ValueType] = {}

@@ -20,7 +20,7 @@ from sortedcontainers import SortedDict
 
 from .errors import ENTRIESREAD_NEGATIVE, StreamError
 from .ids import MAX_ID
-from .pel import PendingList
+from .pel import PendingIds, PendingList
 
 if TYPE_CHECKING:
     from .storage import Run
@@ -41,9 +41,11 @@ NACK_FATAL = 2  # LLONG_MAX: never worth retrying
 class PendingEntry:
     """A delivered, not yet acknowledged entry (Redis's streamNACK).
 
-    Its ID is the key it is held under in both PELs, and not kept here too: a million pending
-    entries are a million of these, and a fourth slot would take each from 64 to 80 bytes.
-    An entry released by XNACK has no consumer (it is in no consumer's PEL) and a delivery time
+    Records are values: never changed in place, replaced by a new one when a claim, a
+    re-delivery or XNACK changes them. So the entries one XREADGROUP delivers together share
+    one record (same owner, delivery time and count), which is what keeps a million pending
+    entries small. Its ID is the key it is held under in the group's PEL, not kept here. An
+    entry released by XNACK has no consumer (it is in no consumer's PEL) and a delivery time
     of 0, as in Redis: it is idle enough for any claim.
     """
 
@@ -58,7 +60,8 @@ class PendingEntry:
 
 class Consumer:
     """A consumer: `seen_time` is its last attempted interaction, `active_time` its last
-    successful read/claim (-1 if never), `pel` its own pending entries (id -> PendingEntry)."""
+    successful read/claim (-1 if never), `pel` the IDs of its own pending entries (their
+    records are in the group's PEL)."""
 
     __slots__ = ("name", "seen_time", "active_time", "pel")
 
@@ -66,7 +69,7 @@ class Consumer:
         self.name = name
         self.seen_time = now_ms
         self.active_time = -1
-        self.pel = PendingList()
+        self.pel = PendingIds()
 
 
 def normalize_entries_read(entries_read: int | None) -> int | None:
@@ -102,18 +105,21 @@ class ConsumerGroup:
         """An independent deep copy: each pending entry is copied once, and the copy sits in
         both the group's PEL and its consumer's, as the original does."""
         new = ConsumerGroup(self.name, self.last_id, self.entries_read)
-        copies: dict[int, PendingEntry] = {}
         for name, c in self.consumers.items():
             nc = new.consumers[name] = Consumer(name, c.seen_time)
             nc.active_time = c.active_time
-            for eid, pe in c.pel.items():
-                nc.pel[eid] = copies[eid] = PendingEntry(nc, pe.delivery_time, pe.delivery_count)
-        for eid in self.nacked:
-            pe = self.pel[eid]
-            copies[eid] = PendingEntry(None, pe.delivery_time, pe.delivery_count)
-            new.nacked[eid] = None
-        for eid in self.pel:
-            new.pel[eid] = copies[eid]
+        copies: dict[int, PendingEntry] = {}  # id() of a record -> its copy: shared stays shared
+        for eid, pe in self.pel.items():
+            npe = copies.get(id(pe))
+            owner = pe.consumer
+            if npe is None:
+                npe = copies[id(pe)] = PendingEntry(
+                    None if owner is None else new.consumers[owner.name],
+                    pe.delivery_time, pe.delivery_count)
+            new.pel[eid] = npe
+            if owner is not None:
+                new.consumers[owner.name].pel.add(eid)
+        new.nacked = dict(self.nacked)
         return new
 
     # --- XGROUP ----------------------------------------------------------------------------
@@ -211,24 +217,20 @@ class ConsumerGroup:
             if last is None or out[0] > last:
                 # The usual case: nothing delivered is pending yet, and it all goes after
                 # what is (the consumer's PEL is part of the group's).
-                pes = [PendingEntry(consumer, now_ms, 1) for _ in out]
-                pel.extend_new(out, pes)
-                cpel.extend_new(out, pes)
+                keys = pel.extend_same(out, PendingEntry(consumer, now_ms, 1))
+                cpel.extend_keys(keys, pel.mixed)
                 consumer.active_time = now_ms
                 if self.by_time is not None:
                     self._index(out, now_ms)
                 return runs, out
+            delivered = PendingEntry(consumer, now_ms)
             for eid in out:
                 pe = pel.get(eid)
-                if pe is None:
-                    pel[eid] = cpel[eid] = PendingEntry(consumer, now_ms)
-                    continue
-                # Already pending (possible after SETID): re-assigned, delivery count reset.
-                self._disown(eid, pe)
-                pe.consumer = consumer
-                pe.delivery_time = now_ms
-                pe.delivery_count = 1
-                cpel[eid] = pe
+                if pe is not None:
+                    # Already pending (possible after SETID): re-assigned, delivery count reset.
+                    self._disown(eid, pe)
+                pel[eid] = delivered
+                cpel.add(eid)
             consumer.active_time = now_ms
             if self.by_time is not None:
                 self._index(out, now_ms)
@@ -261,17 +263,15 @@ class ConsumerGroup:
             return []
         if count is not None and count <= 0:
             count = None
-        pel = consumer.pel
+        pel = self.pel
         out: list[tuple[int, list[bytes] | None]] = []
         by_time = self.by_time
-        for eid in pel.irange(minimum=after + 1):
+        for eid in consumer.pel.irange(minimum=after + 1):
             if count is not None and len(out) >= count:
                 break
             fields = stream.get(eid)
             if fields is not None:
-                pe = pel[eid]
-                pe.delivery_time = now_ms
-                pe.delivery_count += 1
+                pel[eid] = PendingEntry(consumer, now_ms, pel[eid].delivery_count + 1)
                 if by_time is not None:
                     heappush(by_time, now_ms << 128 | eid)
             out.append((eid, fields))
@@ -292,7 +292,7 @@ class ConsumerGroup:
             # Usually one consumer acks its own batch. A consumer's PEL holds exactly the group's
             # entries it owns, so popping every ID from the first owner's takes just its share.
             owner = acked[0].consumer
-            if owner is None or len(owner.pel.pop_many(ids)) != len(acked):
+            if owner is None or owner.pel.discard_many(ids) != len(acked):
                 # Others' entries too (or released ones, which no consumer holds): each other
                 # owner's PEL gives up the IDs it holds.
                 done: list[Consumer] = [] if owner is None else [owner]
@@ -300,7 +300,7 @@ class ConsumerGroup:
                     c = pe.consumer
                     if c is not None and all(c is not d for d in done):
                         done.append(c)
-                        c.pel.pop_many(ids)
+                        c.pel.discard_many(ids)
             if self.by_time and not self.pel:
                 self.by_time = []  # every key outdated
         return len(acked)
@@ -332,17 +332,17 @@ class ConsumerGroup:
         [start, end], at most `count` (<= 0 gives nothing), skipping entries idle less than
         `min_idle` when it is non-zero. An unknown consumer gives [].
         """
+        pel = self.pel
+        ids: PendingIds | PendingList = pel
         if consumer is not None:
             c = self.consumers.get(consumer)
             if c is None:
                 return []
-            pel = c.pel
-        else:
-            pel = self.pel
+            ids = c.pel
         out: list[tuple[int, bytes, int, int]] = []
         if count <= 0 or start > end:
             return out
-        for eid in pel.irange(start, end):
+        for eid in ids.irange(start, end):
             pe = pel[eid]
             idle = now_ms - pe.delivery_time
             if min_idle and idle < min_idle:
@@ -363,7 +363,7 @@ class ConsumerGroup:
         """Take eid out of its owner's PEL, or out of the released IDs when it has no owner."""
         owner = pe.consumer
         if owner is not None:
-            owner.pel.pop(eid, None)
+            owner.pel.discard(eid)
         else:
             self.nacked.pop(eid, None)
 
@@ -414,19 +414,20 @@ class ConsumerGroup:
                     continue
                 # Created pending for `consumer` at once: no idle time to respect, no previous
                 # owner to take it from (Redis creates it ownerless and assigns it below).
-                pe = pel[eid] = consumer.pel[eid] = PendingEntry(consumer, now_ms)
+                delivered = 1
+                consumer.pel.add(eid)
             elif min_idle and now_ms - pe.delivery_time < min_idle:
                 continue
-            elif pe.consumer is not consumer:
-                self._disown(eid, pe)
-            pe.delivery_time = delivery_time
+            else:
+                delivered = pe.delivery_count
+                if pe.consumer is not consumer:
+                    self._disown(eid, pe)
+                    consumer.pel.add(eid)
             if retry_count is not None and retry_count >= 0:
-                pe.delivery_count = retry_count
-            elif not justid and pe.delivery_count < LLONG_MAX:
-                pe.delivery_count += 1
-            if pe.consumer is not consumer:
-                consumer.pel[eid] = pe
-                pe.consumer = consumer
+                delivered = retry_count
+            elif not justid and delivered < LLONG_MAX:
+                delivered += 1
+            pel[eid] = PendingEntry(consumer, delivery_time, delivered)
             if self.by_time is not None:
                 heappush(self.by_time, delivery_time << 128 | eid)
             out.append(eid if justid else (eid, fields))
@@ -475,11 +476,11 @@ class ConsumerGroup:
                 continue
             if pe.consumer is not consumer:
                 self._disown(eid, pe)
-                consumer.pel[eid] = pe
-                pe.consumer = consumer
-            pe.delivery_time = now_ms
-            if not justid and pe.delivery_count < LLONG_MAX:
-                pe.delivery_count += 1
+                consumer.pel.add(eid)
+            delivered = pe.delivery_count
+            if not justid and delivered < LLONG_MAX:
+                delivered += 1
+            pel[eid] = PendingEntry(consumer, now_ms, delivered)
             if self.by_time is not None:
                 heappush(self.by_time, now_ms << 128 | eid)
             claimed.append(eid if justid else (eid, fields))
@@ -546,11 +547,8 @@ class ConsumerGroup:
         idle = now_ms - pe.delivery_time
         if pe.consumer is not consumer:
             self._disown(eid, pe)
-            consumer.pel[eid] = pe
-            pe.consumer = consumer
-        pe.delivery_time = now_ms
-        if before < LLONG_MAX:
-            pe.delivery_count = before + 1
+            consumer.pel.add(eid)
+        self.pel[eid] = PendingEntry(consumer, now_ms, before + 1 if before < LLONG_MAX else before)
         out.append((eid, fields, idle if idle > 0 else 0, before))
         served.append(eid)
 
@@ -616,18 +614,18 @@ class ConsumerGroup:
             if pe is None:
                 if not force or not stream.contains(eid):
                     continue
-                pe = pel[eid] = PendingEntry(None, 0, 1)
+                delivered = 1
             else:
                 self._disown(eid, pe)
-                pe.consumer = None
+                delivered = pe.delivery_count
             if retry_count is not None:
-                pe.delivery_count = retry_count
+                delivered = retry_count
             elif mode == NACK_SILENT:
-                if pe.delivery_count > 0:
-                    pe.delivery_count -= 1
+                if delivered > 0:
+                    delivered -= 1
             elif mode == NACK_FATAL:
-                pe.delivery_count = LLONG_MAX
-            pe.delivery_time = 0
+                delivered = LLONG_MAX
+            pel[eid] = PendingEntry(None, 0, delivered)
             nacked[eid] = None
             out.append(eid)
         return out
@@ -670,8 +668,10 @@ class ConsumerGroup:
 
     def info_full(self, stream: Stream, count: int) -> dict[str, Any]:
         """The group part of XINFO STREAM FULL; count 0 = all PEL rows."""
-        def head(pel: PendingList) -> list[tuple[int, PendingEntry]]:
-            return list(islice(pel.items(), count or None))
+        pel = self.pel
+
+        def head(ids: PendingIds | PendingList) -> list[tuple[int, PendingEntry]]:
+            return [(eid, pel[eid]) for eid in islice(ids, count or None)]
 
         return {
             "name": self.name,

@@ -47,6 +47,8 @@ def time_(client: Client, argv: list[bytes]) -> Any:
 
 
 _DEBUG_HELP = [
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
     "LOG <message>",
     "    Write <message> to the server log.",
     "SLEEP <seconds>",
@@ -71,6 +73,10 @@ def debug(client: Client, argv: list[bytes]) -> Any:
     sub = argv[1].lower()
     if sub == b"help" and len(argv) == 2:
         return help_reply("DEBUG", _DEBUG_HELP)
+    if sub == b"object" and len(argv) == 3:
+        from server.commands.object_cmd import debug_object
+
+        return debug_object(client, argv[2])
     if sub == b"log" and len(argv) == 3:
         log.warning("DEBUG LOG: %s", argv[2].decode("utf-8", "replace"))
         return OK

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, Verbatim
 from server.command_table import command, container
+from server.commands.admin import NO_REPLY
 from server.commands.connection import valid_client_name
+from server.connection import REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT
 from server.subcommands import help_reply
 
 if TYPE_CHECKING:
@@ -349,6 +351,28 @@ def client_no_touch(client: Client, argv: list[bytes]) -> Any:
     return OK
 
 
+@command("client|reply", 3, "noscript loading stale sentinel", group="connection", since="3.2.0",
+         summary="Instructs the server whether to reply to commands.", acl=("@connection",),
+         arguments=({"name": "action", "type": "oneof",
+                     "arguments": ({"name": "on", "type": "pure-token", "token": "ON"},
+                                   {"name": "off", "type": "pure-token", "token": "OFF"},
+                                   {"name": "skip", "type": "pure-token", "token": "SKIP"})},))
+def client_reply(client: Client, argv: list[bytes]) -> Any:
+    mode = argv[2].lower()
+    if mode == b"on":
+        # Cleared before the reply is sent: ON is answered even when it is the skipped command.
+        client.reply_flags &= ~(REPLY_SKIP | REPLY_OFF)
+        return OK
+    if mode == b"off":
+        client.reply_flags |= REPLY_OFF
+        return NO_REPLY
+    if mode == b"skip":
+        if not client.reply_flags & REPLY_OFF:
+            client.reply_flags |= REPLY_SKIP_NEXT
+        return NO_REPLY
+    return SYNTAX_ERROR
+
+
 _HELP = [
     "GETNAME",
     "    Return the name of the current connection.",
@@ -378,6 +402,8 @@ _HELP = [
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",

@@ -196,6 +196,9 @@ def config_set(client: Client, argv: list[bytes]) -> Any:
     if isinstance(chosen, ErrorReply):
         return chosen
     old = {param.name: config[param.name] for param, _ in chosen}
+    # Errors name a parameter as the client spelled it (an old alias stays the alias).
+    given = {config.lookup(_name(argv[i])).name: _name(argv[i])  # type: ignore[union-attr]
+             for i in range(2, len(argv), 2)}
 
     def restore() -> None:
         for name, value in old.items():
@@ -207,7 +210,7 @@ def config_set(client: Client, argv: list[bytes]) -> Any:
             config.set(param.name, text)
         except ConfigValueError as exc:
             restore()
-            return _set_error(param.name, str(exc))
+            return _set_error(given.get(param.name, param.name), str(exc))
     applied: list[Callable[[Server], None]] = []
     for param, _ in chosen:
         fn = APPLY.get(param.name)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.numbers import parse_int
 from protocol.reply import OK, PONG, ErrorReply, SimpleString
 from server.command_table import command
+from server.connection import REPLY_SKIP
 from server.version import REDIS_VERSION
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.name = b""
     client.no_evict = False
     client.no_touch = False
+    client.reply_flags &= REPLY_SKIP  # CLIENT REPLY OFF / SKIP end; a skip in progress does not
     client.set_authenticated(not client.server.config["requirepass"])
     return SimpleString(b"RESET")
 

@@ -110,7 +110,7 @@ def pexpireat(client: Client, argv: list[bytes]) -> Any:
 
 def _ttl_generic(client: Client, key: bytes, *, ms: bool, absolute: bool) -> int:
     db = client.db
-    if db.get(key) is None:
+    if db.peek(key) is None:
         return -2
     when = db.expires.get(key)
     if when is None:

@@ -1,5 +1,6 @@
-"""Generic keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY, RENAME, RENAMENX,
-COPY, DBSIZE, FLUSHDB, FLUSHALL."""
+"""Generic keyspace commands: DEL, UNLINK, EXISTS, TYPE, TOUCH, KEYS, SCAN, RANDOMKEY, RENAME,
+RENAMENX, COPY, MOVE, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL. None names a value type: what differs by
+type goes through server/value_types."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, SimpleString
 from server import value_types
-from server.command_table import command
+from server.command_table import command, key_spec
 from server.glob import compile_glob
 from server.keyspace import TYPE_NAMES, Database, type_name
 
@@ -55,15 +56,37 @@ def unlink(client: Client, argv: list[bytes]) -> Any:
          summary="Determines whether one or more keys exist.",
          complexity="O(N) where N is the number of keys to check.")
 def exists(client: Client, argv: list[bytes]) -> Any:
-    db = client.db
-    # A key named twice counts twice, as in Redis.
-    return sum(db.get(key) is not None for key in argv[1:])
+    # A key named twice counts twice, as in Redis. Not an access (LOOKUP_NOTOUCH).
+    return _count_live(client.db.peek, argv)
+
+
+def _count_live(lookup: Any, argv: list[bytes]) -> int:
+    # A loop, not sum() over a generator: these are one-key calls mostly, and hot.
+    if len(argv) == 2:
+        return 0 if lookup(argv[1]) is None else 1
+    count = 0
+    for key in argv[1:]:
+        if lookup(key) is not None:
+            count += 1
+    return count
+
+
+@command("touch", -2, "readonly fast", keys=(1, -1, 1), group="generic", since="3.2.1",
+         summary="Returns the number of existing keys out of those specified after updating the "
+         "time they were last accessed.",
+         complexity="O(N) where N is the number of keys that will be touched.",
+         tips=("request_policy:multi_shard", "response_policy:agg_sum"),
+         key_specs=key_spec(("RO",), 1, last=-1),
+         arguments=({"name": "key", "type": "key", "key_spec_index": 0, "multiple": True},))
+def touch(client: Client, argv: list[bytes]) -> Any:
+    # An access even for a CLIENT NO-TOUCH client: dispatch leaves touching on for TOUCH.
+    return _count_live(client.db.get, argv)
 
 
 @command("type", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0",
          summary="Determines the type of value stored at a key.")
 def type_(client: Client, argv: list[bytes]) -> Any:
-    value = client.db.get(argv[1])
+    value = client.db.peek(argv[1])
     return SimpleString(b"none" if value is None else type_name(value))
 
 
@@ -146,11 +169,18 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     if src == dst:
         return 0 if nx else OK
     expire = db.expires.get(src)
+    access = db.access.get(src)
+    encoding = db.encodings.get(src)
     if db.get(dst) is not None:
         if nx:
             return 0
         db.delete(dst)
     db.add(dst, value)
+    # The same object under a new name: its access data and encoding go along.
+    if access is not None:
+        db.access[dst] = access
+    if encoding is not None:
+        db.encodings[dst] = encoding
     if expire is not None:
         db.set_expire(dst, expire)
     db.delete(src)
@@ -186,9 +216,7 @@ def copy_(client: Client, argv: list[bytes]) -> Any:
         if option == b"replace":
             replace = True
         elif option == b"db" and i + 1 < len(argv):
-            index = parse_int(argv[i + 1])
-            if not -(2**31) <= index < 2**31:  # Redis parses an int
-                raise ErrorReply("ERR value is not an integer or out of range")
+            index = _db_index(argv[i + 1])
             if not 0 <= index < len(dbs):
                 return _DB_RANGE
             dst_db = dbs[index]
@@ -207,12 +235,104 @@ def copy_(client: Client, argv: list[bytes]) -> Any:
         if not replace:
             return 0
         dst_db.delete(dst)
+    encoding = src_db.encodings.get(src)
     dst_db.add(dst, value_types.of(value).copy(value))
+    if encoding is not None:
+        dst_db.encodings[dst] = encoding  # Redis's copy keeps the encoding
     if expire is not None:
         dst_db.set_expire(dst, expire)
     dst_db.keyspace.signal_ready(dst_db.index, dst)
     client.propagate(argv)
     return 1
+
+
+# --- MOVE / SWAPDB -------------------------------------------------------------------------------
+
+
+def _db_index(arg: bytes, error: str | None = None) -> int:
+    """A database index as Redis's getIntFromObjectOrReply reads it (a 32-bit int); `error`
+    replaces both of its messages when given."""
+    try:
+        index = parse_int(arg)
+    except ErrorReply:
+        raise ErrorReply(error or "ERR value is not an integer or out of range") from None
+    if not -(2**31) <= index < 2**31:
+        raise ErrorReply(error or "ERR value is out of range, value must between -2147483648 "
+                         "and 2147483647")
+    return index
+
+
+@command("move", 3, "write fast", keys=(1, 1, 1), group="generic", since="1.0.0",
+         summary="Moves a key to another database.",
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")),
+         arguments=({"name": "key", "type": "key", "key_spec_index": 0},
+                    {"name": "db", "type": "integer"}))
+def move(client: Client, argv: list[bytes]) -> Any:
+    dbs = client.server.keyspace.dbs
+    index = _db_index(argv[2])
+    if not 0 <= index < len(dbs):
+        return _DB_RANGE
+    src, dst = client.db, dbs[index]
+    if src is dst:
+        return _SAME_OBJECT
+    key = argv[1]
+    value = src.get(key)
+    if value is None:
+        return 0
+    if dst.get(key) is not None:
+        return 0
+    expire = src.expires.get(key)
+    access = src.access.get(key)
+    encoding = src.encodings.get(key)
+    # dst.add signals the key ready there: a client blocked on it in that database is served.
+    dst.add(key, value)
+    if access is not None:
+        dst.access[key] = access
+    if encoding is not None:
+        dst.encodings[key] = encoding
+    if expire is not None:
+        dst.set_expire(key, expire)
+    src.delete(key)
+    client.propagate(argv)
+    return 1
+
+
+@command("swapdb", 3, "write fast", group="server", since="4.0.0", acl=("@keyspace", "@dangerous"),
+         summary="Swaps two Redis databases.",
+         complexity="O(N) where N is the count of clients watching or blocking on keys from both "
+         "databases.",
+         arguments=({"name": "index1", "type": "integer"}, {"name": "index2", "type": "integer"}))
+def swapdb(client: Client, argv: list[bytes]) -> Any:
+    first = _db_index(argv[1], "ERR invalid first DB index")
+    second = _db_index(argv[2], "ERR invalid second DB index")
+    keyspace = client.server.keyspace
+    dbs = keyspace.dbs
+    if not (0 <= first < len(dbs) and 0 <= second < len(dbs)):
+        return _DB_RANGE
+    if first != second:
+        a, b = dbs[first], dbs[second]
+        # A WATCHed key whose value may change (it exists on either side) fails its EXEC.
+        if keyspace.watchers:
+            for index, key in list(keyspace.watchers):
+                if index in (first, second) and (key in a.data or key in b.data):
+                    keyspace.touch_watched(index, key)
+        # Clients keep their database number (and their WATCHes and blocks stay there): the
+        # contents move, the Database objects do not.
+        a.data, b.data = b.data, a.data
+        a.expires, b.expires = b.expires, a.expires
+        a.access, b.access = b.access, a.access
+        a.encodings, b.encodings = b.encodings, a.encodings
+        _scan_snapshots.pop(a, None)
+        _scan_snapshots.pop(b, None)
+        # Any client blocked on a key of either database may now be served (or, XREADGROUP,
+        # fail because its stream is gone): its command re-runs and blocks again if not.
+        blocking = client.server.blocking
+        for index, key in list(blocking.waiters):
+            if index in (first, second):
+                keyspace.signal_ready(index, key)
+    keyspace.dirty += 1
+    client.propagate(argv)
+    return OK
 
 
 # --- SCAN ----------------------------------------------------------------------------------------
@@ -338,10 +458,10 @@ def scan(client: Client, argv: list[bytes]) -> Any:
         known = wanted_type in TYPE_NAMES.values()
         kept = []
         for key in found:
-            value = db.get(key)
+            value = db.peek(key)
             if known and value is not None and type_name(value) == wanted_type:
                 kept.append(key)
         found = kept
     else:
-        found = [key for key in found if db.get(key) is not None]
+        found = [key for key in found if db.peek(key) is not None]
     return [str(next_cursor).encode(), found]

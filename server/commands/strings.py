@@ -333,6 +333,8 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
         raise ErrorReply("ERR increment would produce NaN or Infinity")
     text = format_long_double(result)
     _store_number(db, key, current is not None, text)
+    # Redis stores the result as a string, never as an integer, even when it reads as one.
+    db.encodings[key] = b"embstr" if len(text) <= 44 else b"raw"
     _propagate_state(client, db, key)
     return text
 
@@ -354,6 +356,7 @@ def append(client: Client, argv: list[bytes]) -> Any:
     else:
         _check_length(client, len(current), len(suffix))
         db.set(key, current + suffix, keep_ttl=True)
+        db.encodings[key] = b"raw"  # Redis appends to its own (unshared, raw) copy
     _propagate_state(client, db, key)
     return len(db.data[key])
 
@@ -411,5 +414,6 @@ def setrange(client: Client, argv: list[bytes]) -> Any:
     else:
         padded = current.ljust(offset, b"\0") if len(current) < offset else current
         db.set(key, padded[:offset] + patch + padded[offset + len(patch):], keep_ttl=True)
+    db.encodings[key] = b"raw"  # written in place into a raw string, as in Redis
     _propagate_state(client, db, key)
     return len(db.data[key])

@@ -1,8 +1,6 @@
 """Sorted-set algebra: ZUNION, ZINTER, ZDIFF, their STORE forms, and ZINTERCARD.
 
-Inputs may be sorted sets or sets (each member scoring 1). Sets are read through a protocol
-rather than their class: any value with an `iter_members()` method counts as a set, so this
-module does not depend on how the set type is implemented.
+Inputs may be sorted sets or sets (each member scoring 1).
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from server.commands.zsets import (
     zcommand,
 )
 from server.keyspace import WRONGTYPE
+from sets import Set
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -42,7 +41,7 @@ class _Source:
         elif type(value) is ZSet:
             self.scores = value.scores
         else:
-            self.scores = dict.fromkeys(value.iter_members(), 1.0)
+            self.scores = dict.fromkeys(value.members(), 1.0)
 
     def items(self) -> Any:
         if type(self.value) is ZSet:
@@ -83,7 +82,7 @@ def _generic(client: Client, argv: list[bytes], dst: bytes | None, at: int, op: 
     j = at + 1
     for _ in range(setnum):
         value = db.get(argv[j])
-        if value is not None and type(value) is not ZSet and not hasattr(value, "iter_members"):
+        if value is not None and type(value) is not ZSet and type(value) is not Set:
             raise WRONGTYPE
         sources.append(_Source(value))
         j += 1
