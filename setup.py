@@ -46,6 +46,9 @@ COMPILED = [
     "server/commands/streams_read.py",
     "server/commands/streams_readgroup.py",
     "server/commands/streams_write.py",
+    "server/commands/zsets.py",
+    "server/commands/zsets_blocking.py",
+    "server/commands/zsets_store.py",
     "streams/errors.py",
     "streams/groups.py",
     "streams/idempotency.py",
@@ -60,6 +63,7 @@ COMPILED = [
     "server/commands/lists_blocking.py",
     "server/commands/bits.py",
     "server/commands/lcs.py",
+    "zsets/order.py",
 ]
 
 

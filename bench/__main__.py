@@ -29,6 +29,7 @@ from bench.scaling import ScalingCase
 from bench.sets_bench import SetsCase, SetsMemoryCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
 from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
+from bench.zsets_bench import ZaddCase, ZrangeCase, ZsetMemoryCase
 
 CASES: dict[str, Case] = {c.name: c for c in
                           [MemoryCase(), PingCase(), XaddCase(), XaddIdmpCase(), XrangeCase(), XreadgroupCase(),
@@ -39,7 +40,8 @@ CASES: dict[str, Case] = {c.name: c for c in
                            SetsCase(), SetsMemoryCase(),
                            HashThroughputCase(), HashMemoryCase(),
                            ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase(),
-                           BitsCase()]}
+                           BitsCase(),
+                           ZaddCase(), ZrangeCase(), ZsetMemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

@@ -128,3 +128,87 @@ def format_long_double(value: Fraction) -> bytes:
     if value < 0:
         text = "-" + text
     return b"0" if text == "-0" else text.encode()
+
+
+# --- doubles: C's strtod, as Redis reads sorted-set scores and ranges ----------------------------
+#
+# Python's float() is correctly rounded like glibc's strtod, but accepts other syntax (spaces
+# around the number, underscores) and no hexadecimal: the text strtod would consume is found with
+# these patterns first and only that text is converted.
+
+_STRTOD_SPACE = b" \t\n\v\f\r"
+_STRTOD_HEX = re.compile(
+    rb"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)")
+_STRTOD_DEC = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_STRTOD_INF_NAN = re.compile(rb"([+-]?)(?:(inf(?:inity)?)|nan(?:\([0-9A-Za-z_]*\))?)", re.IGNORECASE)
+_NONZERO_DIGIT = re.compile(rb"[1-9]")
+
+
+def strtod(text: bytes, start: int = 0) -> tuple[float, int, bool]:
+    """C's strtod on text[start:]: (value, end index of what was read, whether it overflowed or
+    underflowed to zero: ERANGE with a result of +-HUGE_VAL or 0). Nothing read: (0.0, start, False).
+    """
+    i = start
+    n = len(text)
+    while i < n and text[i] in _STRTOD_SPACE:
+        i += 1
+    m = _STRTOD_HEX.match(text, i)
+    if m is not None:
+        body = m.group(2)
+        try:
+            value = float.fromhex(body.decode())
+        except OverflowError:
+            value = INF
+            erange = True
+        else:
+            erange = value == 0.0 and _has_nonzero_hex(body)
+        return (-value if m.group(1) == b"-" else value), m.end(), erange
+    m = _STRTOD_DEC.match(text, i)
+    if m is not None:
+        literal = m.group()
+        value = float(literal)
+        erange = (value in (INF, -INF)
+                  or (value == 0.0 and _NONZERO_DIGIT.search(literal.partition(b"e")[0]
+                                                            .partition(b"E")[0]) is not None))
+        return value, m.end(), erange
+    m = _STRTOD_INF_NAN.match(text, i)
+    if m is not None:
+        negative = m.group(1) == b"-"
+        if m.group(2) is not None:
+            return (-INF if negative else INF), m.end(), False
+        return float("nan"), m.end(), False
+    return 0.0, start, False
+
+
+def _has_nonzero_hex(body: bytes) -> bool:
+    mantissa = re.split(rb"[pP]", body)[0]
+    return any(c not in b"0." for c in mantissa)
+
+
+_PLAIN_DECIMAL = re.compile(rb"-?[0-9]{1,18}(?:\.[0-9]{1,18})?")
+
+
+def parse_double(arg: bytes, error: ErrorReply = NOT_FLOAT) -> float:
+    """Redis's string2d (ZADD's scores, WEIGHTS): all of the argument read by strtod, no leading
+    space, no NaN, no overflow, no underflow to zero. Raises `error` otherwise."""
+    if _PLAIN_DECIMAL.fullmatch(arg) is not None:
+        return float(arg)  # the common case: nothing strtod and float() could read differently
+    if not arg or arg[0] in _STRTOD_SPACE:
+        raise error
+    value, end, erange = strtod(arg)
+    if end != len(arg) or value != value or (erange and (value == 0.0 or value in (INF, -INF))):
+        raise error
+    return value
+
+
+def parse_c_double(arg: bytes) -> float | None:
+    """strtod over a C string (up to its first NUL) that must be read to its end, NaN refused:
+    how Redis reads score range bounds (leading spaces and an empty string, 0, are accepted, and
+    an overflow is an infinity). None when it is not such a number."""
+    nul = arg.find(b"\0")
+    if nul >= 0:
+        arg = arg[:nul]
+    value, end, _erange = strtod(arg)
+    if end != len(arg) or value != value:
+        return None
+    return value
