@@ -25,6 +25,12 @@ VALUE_MAKERS: dict[str, tuple[list[tuple[str, ...]], tuple[str, ...]]] = {
     "string": ([("SET", "{key}", "hello")], ("GET", "{key}")),
     "stream": ([("XADD", "{key}", "1-1", "f", "v"), ("XADD", "{key}", "2-1", "g", "w")],
                ("XRANGE", "{key}", "-", "+")),
+    "list": ([("RPUSH", "{key}", "a", "b", "c")], ("LRANGE", "{key}", "0", "-1")),
+    # Integer members: an intset, whose order is the same in Redis 7.0 and 7.4.
+    "set": ([("SADD", "{key}", "3", "1", "2")], ("SMEMBERS", "{key}")),
+    "zset": ([("ZADD", "{key}", "1", "a", "2.5", "b")], ("ZRANGE", "{key}", "0", "-1", "WITHSCORES")),
+    # A hash small enough for a listpack in both versions: its order is insertion order.
+    "hash": ([("HSET", "{key}", "f1", "v1", "f2", "v2")], ("HGETALL", "{key}")),
 }
 TYPES = sorted(VALUE_MAKERS)
 
@@ -123,6 +129,32 @@ def test_scan_type_across_types(server, real_redis):
                         break
                 expected = {f"key{i}".encode() for i, k in enumerate(TYPES) if k == kind}
                 assert found == expected, (port, kind)
+
+
+def test_a_key_changes_type_inside_a_transaction(server, real_redis):
+    # A stream replaced by a list within one transaction, as an application moving from one to
+    # the other would: every queued command answers, EXEC runs them all.
+    script = [("MULTI",), ("XADD", "s", "1-1", "f", "v"), ("DEL", "s"), ("LPUSH", "s", "a", "b"),
+              ("HSET", "h", "f", "v"), ("SADD", "t", "m"), ("ZADD", "z", "1", "m"), ("EXEC",),
+              ("TYPE", "s"), ("LRANGE", "s", "0", "-1"), ("TYPE", "h"), ("TYPE", "t"),
+              ("TYPE", "z"), ("XLEN", "s")]
+    assert_same_as_redis(server, real_redis, script)
+
+
+@pytest.mark.parametrize("kind", TYPES)
+def test_idle_time_follows_the_value(server, kind):
+    # Every type keeps its access data: an untouched key ages, TYPE does not touch it, a read
+    # makes it fresh again.
+    with redis.Redis(port=server.port) as c:
+        c.flushall()
+        c.config_set("maxmemory-policy", "noeviction")
+        for cmd in make(kind, "k"):
+            c.execute_command(*cmd)
+        time.sleep(2.2)
+        c.type("k")
+        assert c.object("idletime", "k") >= 2
+        c.execute_command(*read_back(kind, "k"))
+        assert c.object("idletime", "k") <= 1
 
 
 def command_info(port: int, name: str) -> list:
