@@ -36,6 +36,7 @@ COMPILED = [
     "server/flow.py",
     "server/keyspace.py",
     "server/pending_writes.py",
+    "server/scan_order.py",
     "server/stats.py",
     "server/commands/connection.py",
     "server/commands/keys.py",

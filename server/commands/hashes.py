@@ -21,7 +21,7 @@ from hashes.hash import unpack
 from protocol.floats import format_long_double, parse_long_double, round_long_double
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import OK, ErrorReply, Raw
-from server import value_types
+from server import scan_order, value_types
 from server.command_table import command, key_spec, on_server_start
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
@@ -566,24 +566,17 @@ def _random_with_count(client: Client, key: bytes, count: int, withvalues: bool)
 # --- HSCAN ---------------------------------------------------------------------------------------
 #
 # A listpack hash answers everything at once with cursor 0, as Redis does. A hashtable one is
-# walked like SCAN walks keys (server/commands/keys.py): a field's position is its 64-bit hash,
-# fixed for its life, so a field present throughout an iteration is returned exactly once. The
-# sorted positions of the hash last scanned are kept, rebuilt when an iteration starts.
+# walked in server/scan_order.py's cursor order. The fields sorted by position of the hashes last
+# scanned are kept, rebuilt when an iteration starts.
 
-_MASK64 = (1 << 64) - 1
-_scan_cache: dict[int, tuple[Hash, list[int], list[bytes]]] = {}
+_scan_cache: dict[int, tuple[Hash, Any, list[bytes]]] = {}
 
 
-def _position(field: bytes) -> int:
-    return (hash(field) & _MASK64) or 1
-
-
-def _scan_order(h: Hash, cursor: int) -> tuple[list[int], list[bytes]]:
+def _scan_order(h: Hash, cursor: int) -> tuple[Any, list[bytes]]:
     cached = _scan_cache.get(id(h))
     if cached is not None and cached[0] is h and cursor != 0:
         return cached[1], cached[2]
-    fields = sorted(h.fields(), key=_position)
-    positions = [_position(f) for f in fields]
+    positions, fields = scan_order.ordered(h.fields())
     if len(_scan_cache) >= 16:
         _scan_cache.clear()
     _scan_cache[id(h)] = (h, positions, fields)
@@ -602,7 +595,6 @@ def _scan_order(h: Hash, cursor: int) -> tuple[list[int], list[bytes]]:
                     {"token": "NOVALUES", "name": "novalues", "type": "pure-token",
                      "optional": True}))
 def hscan(client: Client, argv: list[bytes]) -> Any:
-    from bisect import bisect_left
 
     cursor = parse_cursor(argv[2])
     h = get_hash(client.db, argv[1])
@@ -638,23 +630,12 @@ def hscan(client: Client, argv: list[bytes]) -> Any:
         pairs = iter(list(zip(flat[::2], flat[1::2], strict=True)))
     else:
         positions, fields = _scan_order(h, cursor)
-        n = len(positions)
-        j = bisect_left(positions, cursor)
+        next_cursor, walked = scan_order.walk(positions, fields, h, cursor, count)
         picked: list[tuple[bytes, bytes]] = []
-        budget = count * 10
-        while j < n and len(picked) < count and budget > 0:
-            value = h.get(fields[j])
+        for field in walked:
+            value = h.get(field)
             if value is not None:
-                picked.append((fields[j], value))
-            else:
-                budget -= 1
-            j += 1
-        while 0 < j < n and positions[j] == positions[j - 1]:
-            value = h.get(fields[j])
-            if value is not None:
-                picked.append((fields[j], value))
-            j += 1
-        next_cursor = positions[j] if j < n else 0
+                picked.append((field, value))
         if ttl:
             picked = [(f, v) for f, v in picked if (w := ttl.get(f)) is None or w >= now]
         pairs = iter(picked)

@@ -4,13 +4,11 @@ type goes through server/value_types."""
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, SimpleString
-from server import value_types
+from server import scan_order, value_types
 from server.command_table import command, key_spec
 from server.glob import compile_glob
 from server.keyspace import TYPE_NAMES, Database, type_name
@@ -337,30 +335,17 @@ def swapdb(client: Client, argv: list[bytes]) -> Any:
 
 # --- SCAN ----------------------------------------------------------------------------------------
 #
-# A cursor is a position in a fixed order of all possible keys: the 64-bit hash of the key (0 is
-# reserved for "start/done"). A call returns the keys whose position is >= the cursor, in position
-# order, and the position of the next key as the new cursor. Since a key's position never changes,
-# a key present for the whole iteration is returned exactly once, however the keyspace changes
-# meanwhile. To avoid hashing and sorting every key on every call, each database keeps a sorted
-# snapshot of positions, rebuilt when an iteration starts (cursor 0) and the database changed.
-# Any snapshot taken after an iteration started holds every key present since its start, so the
-# latest one serves all iterations in progress; keys added later may or may not be returned, as
-# Redis allows.
+# The cursor order is server/scan_order.py's. Each database keeps a snapshot of its keys sorted
+# by position, rebuilt when an iteration starts (cursor 0) and the database changed.
 
 _MASK64 = (1 << 64) - 1
-
-
-def _position(key: bytes) -> int:
-    return (hash(key) & _MASK64) or 1
 
 
 class _Snapshot:
     __slots__ = ("positions", "keys", "dirty")
 
     def __init__(self, db: Database) -> None:
-        ordered = sorted(db.data, key=_position)
-        self.keys = ordered
-        self.positions = array("Q", map(_position, ordered))
+        self.positions, self.keys = scan_order.ordered(db.data)
         self.dirty = db.keyspace.dirty
 
 
@@ -402,23 +387,7 @@ def scan_keys(db: Database, cursor: int, count: int) -> tuple[int, list[bytes]]:
     cursor. Stale snapshot entries are skipped, but at most 10*count of them per call, like Redis's
     bound on empty buckets."""
     snap = _snapshot(db, cursor)
-    positions, snap_keys, data = snap.positions, snap.keys, db.data
-    n = len(positions)
-    i = bisect_left(positions, cursor)
-    found: list[bytes] = []
-    budget = count * 10
-    while i < n and len(found) < count and budget > 0:
-        key = snap_keys[i]
-        if key in data:
-            found.append(key)
-        else:
-            budget -= 1
-        i += 1
-    while 0 < i < n and positions[i] == positions[i - 1]:
-        if snap_keys[i] in data:
-            found.append(snap_keys[i])
-        i += 1
-    return (positions[i] if i < n else 0), found
+    return scan_order.walk(snap.positions, snap.keys, db.data, cursor, count)
 
 
 @command("scan", -2, "readonly touches_arbitrary_keys", group="generic", since="2.8.0",

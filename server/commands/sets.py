@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import random
 import sys
-from array import array
-from bisect import bisect_left
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import ErrorReply, SetReply
-from server import value_types
+from server import scan_order, value_types
 from server.command_table import command, key_spec, on_server_start
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
@@ -512,45 +510,17 @@ def sdiffstore(client: Client, argv: list[bytes]) -> Any:
 
 # --- SSCAN --------------------------------------------------------------------------------------
 #
-# A compact set is returned whole with cursor 0, as Redis does. A hashtable is walked like the
-# keyspace in SCAN (server/commands/keys.py): a cursor is a position in the fixed order of the
-# members' 64-bit hashes, so a member present for the whole iteration is returned exactly once;
-# the set keeps a sorted snapshot of positions, rebuilt when stale (any write drops it).
-
-_MASK64 = (1 << 64) - 1
-
-
-def _position(member: bytes) -> int:
-    return (hash(member) & _MASK64) or 1
-
-
-def _snapshot(s: Set) -> tuple[array, list[bytes]]:
-    state = s.scan_state
-    if state is None:
-        ordered = sorted(s.data, key=_position)
-        state = s.scan_state = (array("Q", map(_position, ordered)), ordered)
-    return state  # type: ignore[no-any-return]
+# A compact set is returned whole with cursor 0, as Redis does. A hashtable is walked in
+# server/scan_order.py's cursor order; the set keeps its members sorted by position until any
+# write drops them.
 
 
 def _scan_hashtable(s: Set, cursor: int, count: int) -> tuple[int, list[bytes]]:
-    positions, members = _snapshot(s)
-    data = s.data
-    n = len(positions)
-    i = bisect_left(positions, cursor)
-    found: list[bytes] = []
-    budget = count * 10
-    while i < n and len(found) < count and budget > 0:
-        member = members[i]
-        if member in data:
-            found.append(member)
-        else:
-            budget -= 1
-        i += 1
-    while 0 < i < n and positions[i] == positions[i - 1]:
-        if members[i] in data:
-            found.append(members[i])
-        i += 1
-    return (positions[i] if i < n else 0), found
+    state = s.scan_state
+    if state is None:
+        state = s.scan_state = scan_order.ordered(s.data)
+    positions, members = state
+    return scan_order.walk(positions, members, s.data, cursor, count)
 
 
 @command("sscan", -3, "readonly", keys=(1, 1, 1), group="set", since="2.8.0",

@@ -13,7 +13,7 @@ from protocol.encoder import format_double
 from protocol.floats import parse_c_double, parse_double
 from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, ErrorReply, Raw
-from server import value_types
+from server import scan_order, value_types
 from server.command_table import command
 from server.commands.keys import parse_cursor
 from server.commands.zsets_meta import META
@@ -711,25 +711,15 @@ def zrandmember(client: Client, argv: list[bytes]) -> Any:
 # member present for the whole iteration is returned once whatever changes meanwhile. The members
 # sorted by position are kept on the set until it changes.
 
-_MASK64 = (1 << 64) - 1
-
-
-def _position(member: bytes) -> int:
-    return (hash(member) & _MASK64) or 1
-
-
 class _ScanSnapshot:
     __slots__ = ("members", "positions")
 
     def __init__(self, zs: ZSet) -> None:
-        self.members = sorted(zs.scores, key=_position)
-        self.positions = [_position(m) for m in self.members]
+        self.positions, self.members = scan_order.ordered(zs.scores)
 
 
 @zcommand("zscan")
 def zscan(client: Client, argv: list[bytes]) -> Any:
-    from bisect import bisect_left
-
     cursor = parse_cursor(argv[2])
     count = 10
     pattern: bytes | None = None
@@ -757,23 +747,8 @@ def zscan(client: Client, argv: list[bytes]) -> Any:
         snap = zs.scan_snapshot
         if snap is None:
             snap = zs.scan_snapshot = _ScanSnapshot(zs)
-        positions, members = snap.positions, snap.members
-        k = bisect_left(positions, cursor)
-        found = []
-        total = len(positions)
-        budget = count * 10
-        while k < total and len(found) < count and budget > 0:
-            m = members[k]
-            if m in scores:
-                found.append(m)
-            else:
-                budget -= 1
-            k += 1
-        while 0 < k < total and positions[k] == positions[k - 1]:
-            if members[k] in scores:
-                found.append(members[k])
-            k += 1
-        next_cursor = positions[k] if k < total else 0
+        next_cursor, found = scan_order.walk(snap.positions, snap.members, scores, cursor,
+                                             count)
     if pattern is not None:
         match = compile_glob(pattern).match
         found = [m for m in found if match(m) is not None]
