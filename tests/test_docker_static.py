@@ -170,3 +170,15 @@ def test_healthcheck_sends_a_real_ping(server_factory):
     locked.stop()
     res = _healthcheck(locked.port, "s3cret")
     assert res.returncode == 1 and "unhealthy" in res.stdout
+
+
+def test_the_image_gets_every_package() -> None:
+    # A package missing from the builder stage installs a server that cannot import it.
+    import tomllib
+
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"]["find"]["include"]
+    text = (DOCKER / "Dockerfile").read_text()
+    for pattern in include:
+        package = pattern.rstrip("*")
+        assert f"COPY {package}/ {package}/" in text, package
