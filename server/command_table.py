@@ -51,6 +51,8 @@ class Command:
     key_specs: tuple[dict, ...] = ()  # see server/commands/command_cmd.py for the format
     history: tuple[tuple[str, str], ...] = ()  # (since, what changed)
     doc_flags: tuple[str, ...] = ()  # "deprecated", "syscmd"
+    deprecated_since: str = ""
+    replaced_by: str = ""
     run_handler: RunHandler | None = None
     # Precomputed for the dispatch hot path.
     is_write: bool = False
@@ -192,9 +194,36 @@ def add_command(name: str, arity: int, flags: str, *, handler: Handler | None, k
     return cmd
 
 
+# The deprecated commands' COMMAND DOCS fields, from Redis's src/commands/*.json, kept in one
+# place rather than beside each handler: (deprecated_since, replaced_by).
+DEPRECATED: dict[str, tuple[str, str]] = {
+    "brpoplpush": ("6.2.0", "`BLMOVE` with the `RIGHT` and `LEFT` arguments"),
+    "getset": ("6.2.0", "`SET` with the `!GET` argument"),
+    "hmset": ("4.0.0", "`HSET` with multiple field-value pairs"),
+    "psetex": ("2.6.12", "`SET` with the `PX` argument"),
+    "quit": ("7.2.0", "just closing the connection"),
+    "rpoplpush": ("6.2.0", "`LMOVE` with the `RIGHT` and `LEFT` arguments"),
+    "setex": ("2.6.12", "`SET` with the `EX` argument"),
+    "setnx": ("2.6.12", "`SET` with the `NX` argument"),
+    "substr": ("2.0.0", "`GETRANGE`"),
+    "zrangebylex": ("6.2.0", "`ZRANGE` with the `BYLEX` argument"),
+    "zrangebyscore": ("6.2.0", "`ZRANGE` with the `BYSCORE` argument"),
+    "zrevrange": ("6.2.0", "`ZRANGE` with the `REV` argument"),
+    "zrevrangebylex": ("6.2.0", "`ZRANGE` with the `REV` and `BYLEX` arguments"),
+    "zrevrangebyscore": ("6.2.0", "`ZRANGE` with the `REV` and `BYSCORE` arguments"),
+}
+
+
 def load_handlers() -> None:
     """Import every module of server.commands so that each registers its commands."""
     import server.commands as package
 
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         importlib.import_module(f"{package.__name__}.{info.name}")
+    for name, (since, replaced_by) in DEPRECATED.items():
+        cmd = COMMANDS.get(name.encode())
+        if cmd is not None:
+            cmd.deprecated_since = since
+            cmd.replaced_by = replaced_by
+            if "deprecated" not in cmd.doc_flags:
+                cmd.doc_flags = (*cmd.doc_flags, "deprecated")

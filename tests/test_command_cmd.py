@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 import redis
 
+from server.command_table import DEPRECATED
+from tests.helpers import plain
+
 
 @pytest.fixture
 def raw_cmd(r):
@@ -148,3 +151,26 @@ def test_differential_against_real_redis(real_redis, r):
             assert errors[0] == errors[1], args
     finally:
         real.close()
+
+
+@pytest.mark.parametrize("name", ["brpoplpush", "getset", "hmset", "psetex", "rpoplpush", "setex",
+                                  "setnx", "substr", "zrangebylex", "zrangebyscore", "zrevrange",
+                                  "zrevrangebylex", "zrevrangebyscore", "quit"])
+def test_deprecated_commands_say_so_as_redis_does(real_redis, r, name):
+    def docs(c: redis.Redis) -> dict:
+        reply = c.execute_command("COMMAND", "DOCS", name)
+        flat = reply[1] if isinstance(reply, list) else reply[name.encode()]
+        doc = dict(zip(flat[::2], flat[1::2], strict=True)) if isinstance(flat, list) else flat
+        return {k: doc.get(k) for k in (b"doc_flags", b"deprecated_since", b"replaced_by")}
+
+    with redis.Redis(port=real_redis.port) as real:
+        theirs = docs(plain(real))
+    ours = docs(plain(r))
+    if name in ("quit", "psetex", "setex", "setnx"):
+        # Deprecated by Redis 7.2's command files: the Redis 7.0 compared here lists them plainly.
+        since, replaced_by = DEPRECATED[name]
+        assert ours == {b"doc_flags": [b"deprecated"], b"deprecated_since": since.encode(),
+                        b"replaced_by": replaced_by.encode()}
+        assert theirs[b"deprecated_since"] is None
+    else:
+        assert ours == theirs

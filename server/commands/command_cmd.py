@@ -253,6 +253,10 @@ def command_docs(cmd: Command) -> dict:
         doc[b"complexity"] = cmd.complexity.encode()
     if cmd.doc_flags:
         doc[b"doc_flags"] = _status_set([f for f in ("deprecated", "syscmd") if f in cmd.doc_flags])
+    if cmd.deprecated_since:
+        doc[b"deprecated_since"] = cmd.deprecated_since.encode()
+    if cmd.replaced_by:
+        doc[b"replaced_by"] = cmd.replaced_by.encode()
     if cmd.history:
         doc[b"history"] = SetReply([since.encode(), text.encode()] for since, text in cmd.history)
     if cmd.arguments:
