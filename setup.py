@@ -61,6 +61,7 @@ COMPILED = [
     "server/commands/hashes.py",
     "lists/storage.py",
     "server/commands/lists.py",
+    "server/commands/mpop_args.py",
     "server/commands/lists_blocking.py",
     "server/commands/bits.py",
     "server/commands/lcs.py",

@@ -15,6 +15,8 @@ from protocol.numbers import NOT_INTEGER, string2ll
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from server import value_types
 from server.command_table import command, key_spec, run_of
+from server.commands.mpop_args import mpop_keys
+from server.commands.mpop_args import parse_mpop as parse_mpop_args
 from server.keyspace import WRONGTYPE, Database
 
 if TYPE_CHECKING:
@@ -139,31 +141,9 @@ def move(client: Client, src: bytes, dst: bytes, from_head: bool, to_head: bool,
     return x
 
 
-def mpop_keys(argv: list[bytes], numkeys_at: int) -> list[int]:
-    """Key positions of LMPOP / BLMPOP (lmpopGetKeys): [] when numkeys is not usable."""
-    n = string2ll(argv[numkeys_at]) if numkeys_at < len(argv) else None
-    if n is None or n < 1 or numkeys_at + n >= len(argv):
-        return []
-    return list(range(numkeys_at + 1, numkeys_at + 1 + n))
-
-
 def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, int]:
-    """(keys, from head, count) of LMPOP / BLMPOP, checked in Redis's order."""
-    numkeys = range_long(argv[numkeys_at], 1, LONG_MAX, "ERR numkeys should be greater than 0")
-    where_at = numkeys_at + numkeys + 1
-    argc = len(argv)
-    if where_at >= argc:
-        raise SYNTAX_ERROR
-    head = list_position(argv[where_at])
-    count = -1
-    j = where_at + 1
-    while j < argc:
-        if count == -1 and argv[j].lower() == b"count" and j + 1 < argc:
-            count = range_long(argv[j + 1], 1, LONG_MAX, "ERR count should be greater than 0")
-            j += 2
-        else:
-            raise SYNTAX_ERROR
-    return argv[numkeys_at + 1:where_at], head, 1 if count == -1 else count
+    """(keys, from head, count) of LMPOP / BLMPOP."""
+    return parse_mpop_args(argv, numkeys_at, b"left", b"right")
 
 
 def mpop(client: Client, keys: list[bytes], head: bool, count: int) -> Any:

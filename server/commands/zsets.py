@@ -16,6 +16,8 @@ from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server import scan_order, value_types
 from server.command_table import command
 from server.commands.keys import parse_cursor
+from server.commands.mpop_args import mpop_keys
+from server.commands.mpop_args import parse_mpop as parse_mpop_args
 from server.commands.zsets_meta import META
 from server.glob import compile_glob
 from zsets import INF, LexBound, ZSet, parse_lex_bound
@@ -613,27 +615,7 @@ def zpopmax(client: Client, argv: list[bytes]) -> Any:
 
 def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, int]:
     """ZMPOP / BZMPOP arguments after the numkeys: (keys, from_max, count)."""
-    numkeys = parse_int(argv[numkeys_at], ErrorReply("ERR numkeys should be greater than 0"))
-    if numkeys < 1:
-        raise ErrorReply("ERR numkeys should be greater than 0")
-    where_at = numkeys_at + numkeys + 1
-    if where_at >= len(argv):
-        raise SYNTAX_ERROR
-    where = argv[where_at].lower()
-    if where not in (b"min", b"max"):
-        raise SYNTAX_ERROR
-    count = -1
-    j = where_at + 1
-    while j < len(argv):
-        if count == -1 and argv[j].lower() == b"count" and j + 1 < len(argv):
-            j += 1
-            count = parse_int(argv[j], ErrorReply("ERR count should be greater than 0"))
-            if count < 1:
-                raise ErrorReply("ERR count should be greater than 0")
-        else:
-            raise SYNTAX_ERROR
-        j += 1
-    return argv[numkeys_at + 1:where_at], where == b"max", 1 if count == -1 else count
+    return parse_mpop_args(argv, numkeys_at, b"max", b"min")
 
 
 def mpop_from(client: Client, keys: list[bytes], from_max: bool, count: int) -> Any:
@@ -649,16 +631,6 @@ def mpop_from(client: Client, keys: list[bytes], from_max: bool, count: int) -> 
         client.propagate([b"ZPOPMAX" if from_max else b"ZPOPMIN", key, b"%d" % popped])
         return [key, out]
     return None
-
-
-def mpop_keys(argv: list[bytes], numkeys_at: int) -> list[int]:
-    try:
-        numkeys = parse_int(argv[numkeys_at])
-    except ErrorReply:
-        return []
-    if numkeys < 1 or numkeys_at + numkeys >= len(argv):
-        return []
-    return list(range(numkeys_at + 1, numkeys_at + 1 + numkeys))
 
 
 @zcommand("zmpop", keys=(0, 0, 0), key_finder=lambda argv: mpop_keys(argv, 1))
