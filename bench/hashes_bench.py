@@ -4,12 +4,11 @@ small hashes (5 fields each: Redis keeps them as listpacks, Rivulet packed)."""
 from __future__ import annotations
 
 from bench.case import Case, Options
-from bench.memory import growth, memory_now
-from bench.procstat import CpuMeter
+from bench.memory import measure_load, send_batches
 from bench.redis_benchmark import run_redis_benchmark
 from bench.resp import RespClient, encode
 from bench.stats import Metric, Sample
-from bench.targets import RIVULET, Target
+from bench.targets import Target
 from bench.throughput import RedisBenchmarkCase, check_command, requests_for
 
 TEN_FIELDS = [x for i in range(10) for x in (f"field{i}", f"value-{i}")]
@@ -58,23 +57,12 @@ class HashMemoryCase(Case):
     def run(self, target: Target, opts: Options) -> dict[str, Sample]:
         hashes = opts.entries
         fields = hashes * 5
-        figure = "rss" if target.name == RIVULET else "used_memory"
-        with RespClient(target.port) as client:
-            client.call("PING")
-            start = memory_now(target, client)
-            cpu = CpuMeter(target.pid).start()
-            done = 0
-            while done < hashes:
-                n = min(1000, hashes - done)
-                client.send(b"".join(encode("HSET", f"h:{done + i}", *SMALL_FIELDS)
-                                     for i in range(n)))
-                client.read_replies(n)
-                done += n
-            load_cpu = cpu.stop()
-            loaded = memory_now(target, client)
+        hsets = (encode("HSET", f"h:{i}", *SMALL_FIELDS) for i in range(hashes))
+
+        def check(client: RespClient) -> None:
             if client.call("DBSIZE") != hashes or client.call("HLEN", "h:0") != 5:
                 raise RuntimeError("the hashes were not all created")
-        used = growth(start, loaded)
-        return {"memory.hash_field": Sample(used[figure] / fields, fields, load_cpu,
-                                            {"figure": figure, "growth": used, "hashes": hashes,
-                                             "fields": fields})}
+
+        return {"memory.hash_field": measure_load(
+            target, fields, lambda client: send_batches(client, hsets, 1000), check,
+            {"hashes": hashes, "fields": fields})}

@@ -9,12 +9,12 @@ import time
 from typing import Any
 
 from bench.case import Case, Options
-from bench.memory import growth, memory_now
+from bench.memory import measure_load, send_batches
 from bench.procstat import CpuMeter
 from bench.redis_benchmark import run_redis_benchmark
 from bench.resp import RespClient, encode
 from bench.stats import Metric, Sample
-from bench.targets import RIVULET, Target
+from bench.targets import Target
 from bench.throughput import RedisBenchmarkCase, requests_for
 
 LIST_SHAPES = [(50, 1), (50, 16)]  # (clients, pipeline)
@@ -114,29 +114,15 @@ class ListMemoryCase(Case):
 
     def run(self, target: Target, opts: Options) -> dict[str, Sample]:
         n = opts.entries
-        figure = "rss" if target.name == RIVULET else "used_memory"
-        with RespClient(target.port) as client:
-            client.call("PING")
-            start = memory_now(target, client)
-            cpu = CpuMeter(target.pid).start()
-            done = 0
-            while done < n:
-                batch = []
-                for _ in range(50):
-                    if done >= n:
-                        break
-                    k = min(PER_PUSH, n - done)
-                    batch.append(encode("RPUSH", MEMORY_KEY, *[element(done + j) for j in range(k)]))
-                    done += k
-                client.send(b"".join(batch))
-                client.read_replies(len(batch))
-            used = cpu.stop()
-            loaded = memory_now(target, client)
+        rpushes = (encode("RPUSH", MEMORY_KEY, *[element(j) for j in range(i, min(i + PER_PUSH, n))])
+                   for i in range(0, n, PER_PUSH))
+
+        def check(client: RespClient) -> None:
             length = client.call("LLEN", MEMORY_KEY)
             if length != n:
                 raise RuntimeError(f"LLEN is {length} after RPUSHing {n} elements")
             if client.call("LINDEX", MEMORY_KEY, n // 2) != element(n // 2).encode():
                 raise RuntimeError("LINDEX of the middle element is wrong")
-        g = growth(start, loaded)
-        return {"memory.list_element": Sample(g[figure] / n, n, used,
-                                              {"figure": figure, "growth": g, "elements": n})}
+
+        return {"memory.list_element": measure_load(
+            target, n, lambda client: send_batches(client, rpushes, 50), check, {"elements": n})}

@@ -8,6 +8,9 @@ Redis-used_memory: what each server costs the machine against what Redis's alloc
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from bench.case import Case, Options, PartialRun
 from bench.procstat import CpuMeter, rss_bytes
 from bench.resp import RespClient, encode, load_stream
@@ -26,6 +29,38 @@ def memory_now(target: Target, client: RespClient) -> dict[str, int]:
 
 def growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {k: after[k] - before[k] for k in before}
+
+
+def measure_load(target: Target, items: int, load: Callable[[RespClient], None],
+                 check: Callable[[RespClient], None], extra: dict[str, Any]) -> Sample:
+    """Bytes per item that `load` adds to a fresh server (our RSS, Redis's used_memory: see
+    bench/README.md), with the server's CPU for the load; `check` raises if the data is not
+    all there."""
+    figure = "rss" if target.name == RIVULET else "used_memory"
+    with RespClient(target.port) as client:
+        client.call("PING")
+        start = memory_now(target, client)
+        cpu = CpuMeter(target.pid).start()
+        load(client)
+        used = cpu.stop()
+        loaded = memory_now(target, client)
+        check(client)
+    grown = growth(start, loaded)
+    return Sample(grown[figure] / items, items, used, {"figure": figure, "growth": grown, **extra})
+
+
+def send_batches(client: RespClient, commands: Iterable[bytes], per_write: int) -> None:
+    """Send the encoded commands `per_write` to a write, reading each write's replies."""
+    batch: list[bytes] = []
+    for command in commands:
+        batch.append(command)
+        if len(batch) == per_write:
+            client.send(b"".join(batch))
+            client.read_replies(len(batch))
+            batch = []
+    if batch:
+        client.send(b"".join(batch))
+        client.read_replies(len(batch))
 
 
 class MemoryCase(Case):

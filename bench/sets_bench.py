@@ -9,11 +9,10 @@ used_memory growth.
 from __future__ import annotations
 
 from bench.case import Case, Options
-from bench.procstat import CpuMeter
 from bench.redis_benchmark import run_redis_benchmark
 from bench.resp import RespClient, encode
 from bench.stats import Metric, Sample
-from bench.targets import RIVULET, Target
+from bench.targets import Target
 from bench.throughput import RedisBenchmarkCase, check_command, requests_for
 
 SHAPES = [(50, 1), (50, 16)]  # (clients, pipeline)
@@ -84,20 +83,14 @@ class SetsMemoryCase(Case):
     fresh_server_per_run = True
 
     def run(self, target: Target, opts: Options) -> dict[str, Sample]:
-        from bench.memory import growth, memory_now
+        from bench.memory import measure_load
 
         n = opts.entries
-        figure = "rss" if target.name == RIVULET else "used_memory"
-        with RespClient(target.port) as client:
-            client.call("PING")
-            start = memory_now(target, client)
-            cpu = CpuMeter(target.pid).start()
-            _prefill(client, MEMORY_KEY, n)
-            used = cpu.stop()
-            loaded = memory_now(target, client)
+
+        def check(client: RespClient) -> None:
             size = client.call("SCARD", MEMORY_KEY)
             if size != n:
                 raise RuntimeError(f"SCARD is {size} after {n} members")
-        grown = growth(start, loaded)
-        return {"memory.set_member": Sample(grown[figure] / n, n, used,
-                                            {"figure": figure, "growth": grown, "members": n})}
+
+        return {"memory.set_member": measure_load(
+            target, n, lambda client: _prefill(client, MEMORY_KEY, n), check, {"members": n})}

@@ -3,12 +3,13 @@ member of one large sorted set (1,000,000 members by default: --entries)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from bench.case import Case, Options
-from bench.memory import growth, memory_now
-from bench.procstat import CpuMeter
+from bench.memory import measure_load, send_batches
 from bench.resp import RespClient, encode
 from bench.stats import Metric, Sample
-from bench.targets import RIVULET, Target
+from bench.targets import Target
 from bench.throughput import RedisBenchmarkCase, check_command, requests_for, run_redis_benchmark
 
 ZADD_SHAPES = [(50, 1), (50, 16)]  # (clients, pipeline)
@@ -70,29 +71,18 @@ class ZsetMemoryCase(Case):
 
     def run(self, target: Target, opts: Options) -> dict[str, Sample]:
         n = opts.entries
-        figure = "rss" if target.name == RIVULET else "used_memory"
-        with RespClient(target.port) as client:
-            client.call("PING")
-            start = memory_now(target, client)
-            cpu = CpuMeter(target.pid).start()
-            done = 0
-            while done < n:
-                batch = []
-                for _ in range(100):
-                    if done >= n:
-                        break
-                    pairs: list[str | int] = []
-                    for i in range(done, min(done + PAIRS_PER_ZADD, n)):
-                        pairs += [i, f"member:{i}"]
-                    done = min(done + PAIRS_PER_ZADD, n)
-                    batch.append(encode("ZADD", MEMORY_KEY, *pairs))
-                client.send(b"".join(batch))
-                client.read_replies(len(batch))
-            load_cpu = cpu.stop()
-            loaded = memory_now(target, client)
+
+        def zadds() -> Iterator[bytes]:
+            for done in range(0, n, PAIRS_PER_ZADD):
+                pairs: list[str | int] = []
+                for i in range(done, min(done + PAIRS_PER_ZADD, n)):
+                    pairs += [i, f"member:{i}"]
+                yield encode("ZADD", MEMORY_KEY, *pairs)
+
+        def check(client: RespClient) -> None:
             size = client.call("ZCARD", MEMORY_KEY)
             if size != n:
                 raise RuntimeError(f"ZCARD is {size} after {n} members")
-        used = growth(start, loaded)
-        return {"memory.zset_member": Sample(used[figure] / n, n, load_cpu,
-                                             {"figure": figure, "growth": used, "members": n})}
+
+        return {"memory.zset_member": measure_load(
+            target, n, lambda client: send_batches(client, zadds(), 100), check, {"members": n})}
