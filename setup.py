@@ -66,6 +66,10 @@ COMPILED = [
     "server/commands/bits.py",
     "server/commands/lcs.py",
     "zsets/order.py",
+    "zsets/__init__.py",
+    "sets/set.py",
+    "sets/ops.py",
+    "server/commands/strings.py",
 ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from protocol.numbers import plain_decimal
 from protocol.reply import ErrorReply
 
 NOT_FLOAT = ErrorReply("ERR value is not a valid float")
@@ -185,14 +186,12 @@ def _has_nonzero_hex(body: bytes) -> bool:
     return any(c not in b"0." for c in mantissa)
 
 
-_PLAIN_DECIMAL = re.compile(rb"-?[0-9]{1,18}(?:\.[0-9]{1,18})?")
-
-
 def parse_double(arg: bytes, error: ErrorReply = NOT_FLOAT) -> float:
     """Redis's string2d (ZADD's scores, WEIGHTS): all of the argument read by strtod, no leading
     space, no NaN, no overflow, no underflow to zero. Raises `error` otherwise."""
-    if _PLAIN_DECIMAL.fullmatch(arg) is not None:
-        return float(arg)  # the common case: nothing strtod and float() could read differently
+    plain = plain_decimal(arg)
+    if plain is not None:
+        return plain
     if not arg or arg[0] in _STRTOD_SPACE:
         raise error
     value, end, erange = strtod(arg)

@@ -30,3 +30,19 @@ def parse_int(arg: bytes, error: ErrorReply = NOT_INTEGER) -> int:
     if v is None:
         raise error
     return v
+
+
+def plain_decimal(s: bytes) -> float | None:
+    """The double that a plain decimal spells ('-'?, 1-18 digits, then '.' and 1-18 digits or
+    nothing), or None for anything else. C's strtod and Python's float() read such text alike,
+    so score and weight arguments take this path before the full strtod."""
+    n = len(s)
+    if n == 0 or n > 38:
+        return None
+    body = s[1:] if s[0] == 0x2D else s
+    whole, dot, fraction = body.partition(b".")
+    if not 0 < len(whole) <= 18 or not whole.isdigit():
+        return None
+    if dot and (not 0 < len(fraction) <= 18 or not fraction.isdigit()):
+        return None
+    return float(s)

@@ -12,7 +12,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 # Compiled in every compiled build (see setup.py's COMPILED): a probe for which build this is.
 _PROBE = "server.dispatch"
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_PACKAGES = ("protocol", "server", "streams", "hashes", "lists", "zsets")
+_PACKAGES = ("protocol", "server", "streams", "hashes", "lists", "sets", "zsets")
 
 
 def _is_extension(path: str | None) -> bool:

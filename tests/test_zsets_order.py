@@ -31,11 +31,11 @@ def test_order_matches_a_sorted_list(ops: list[tuple]) -> None:
             if op[0] == "add":
                 if op[1] in model:
                     continue
-                o.add(op[1])
+                o.add(*op[1])
                 model.insert(bisect_left(model, op[1]), op[1])
             elif op[0] == "remove" and model:
                 pair = model.pop(op[1] % len(model))
-                o.remove(pair)
+                o.remove(*pair)
             elif op[0] == "pop" and model:
                 assert o.pop(op[1]) == model.pop(-1 if op[1] else 0)
             elif op[0] == "delete" and model:
@@ -46,8 +46,8 @@ def test_order_matches_a_sorted_list(ops: list[tuple]) -> None:
             assert len(o) == len(model)
             assert list(o) == model
         for i, pair in enumerate(model):
-            assert o.at(i) == pair and o.index(pair) == i
-            assert o.bisect_left(pair) == i
+            assert o.at(i) == pair and o.index(*pair) == i
+            assert o.bisect_left(*pair) == i
         n = len(model)
         for start in range(-2, n + 2, 3):
             for stop in range(start, n + 3, 4):

@@ -98,7 +98,7 @@ class ZSet:
             score = 0.0  # a listpack stores a zero score as the integer 0: -0 is lost
         self.scan_snapshot = None
         self.scores[member] = score
-        self.order.add((score, member))
+        self.order.add(score, member)
 
     def set_score(self, member: bytes, old: float, score: float) -> None:
         """Move a present member from `old` to a different `score`."""
@@ -106,16 +106,16 @@ class ZSet:
             score = 0.0
         self.scan_snapshot = None
         order = self.order
-        order.remove((old, member))
+        order.remove(old, member)
         self.scores[member] = score
-        order.add((score, member))
+        order.add(score, member)
 
     def remove(self, member: bytes) -> bool:
         score = self.scores.pop(member, None)
         if score is None:
             return False
         self.scan_snapshot = None
-        self.order.remove((score, member))
+        self.order.remove(score, member)
         return True
 
     def delete_index_range(self, start: int, stop: int) -> int:
@@ -145,7 +145,7 @@ class ZSet:
         score = self.scores.get(member)
         if score is None:
             return None
-        return self.order.index((score, member))
+        return self.order.index(score, member)
 
     def at(self, index: int) -> tuple[float, bytes]:
         return self.order.at(index)
@@ -162,13 +162,13 @@ class ZSet:
         order = self.order
         n = len(order)
         if lo_ex:
-            start = n if lo == INF else order.bisect_left((_next_up(lo), b""))
+            start = n if lo == INF else order.bisect_left(_next_up(lo), b"")
         else:
-            start = order.bisect_left((lo, b""))
+            start = order.bisect_left(lo, b"")
         if hi_ex:
-            stop = order.bisect_left((hi, b""))
+            stop = order.bisect_left(hi, b"")
         else:
-            stop = n if hi == INF else order.bisect_left((_next_up(hi), b""))
+            stop = n if hi == INF else order.bisect_left(_next_up(hi), b"")
         return start, max(start, stop)
 
     def lex_bounds(self, lo: LexBound, hi: LexBound, reverse: bool = False) -> tuple[int, int]:

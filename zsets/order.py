@@ -1,107 +1,152 @@
 """The order of a sorted set: (score, member) pairs kept sorted in blocks.
 
-A list of sorted blocks of at most 2 * LOAD pairs each, with each block's last pair in `maxes`:
-an insertion or removal bisects `maxes`, then one block, and moves at most one block's worth of
-references. Ranks need the number of pairs before each block: that prefix sum is rebuilt on
-demand after the sizes change (O(blocks)). Compiled with mypyc (setup.py).
+A list of sorted blocks of at most 2 * LOAD pairs each. A block is its scores, packed as C
+doubles (`array('d')`), beside a list of its members; the last pair of every block is kept in
+`max_scores` / `max_members`. Finding a pair bisects the packed scores, and the members only
+among equal scores: a probe reads a double from one contiguous array instead of following a
+pointer to a float object (or a (score, member) tuple) somewhere else in memory, which is what
+the search cost in cache misses on large sets. An insertion or removal moves at most one
+block's worth of references. Ranks need the number of pairs before each block: that prefix sum
+is rebuilt on demand after the sizes change (O(blocks)). Compiled with mypyc (setup.py).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import Any
 
-# A (score, member) tuple. Typed Any on purpose: mypyc would otherwise unbox a tuple[float, bytes]
-# on the way in and box a new tuple and float on the way out, doubling the objects stored.
-Pair = Any
+Score = float
+# A block's scores: array('d'). Typed Any because mypyc has no native array type.
+Scores = Any
 
-LOAD = 512
+LOAD = 256
+
+
+def _position(scores: Scores, members: list[bytes], score: Score, member: bytes,
+              right: bool) -> int:
+    """Where (score, member) goes in one block: before an equal pair, or after it when right."""
+    lo = bisect_left(scores, score)
+    if lo == len(scores) or scores[lo] != score:
+        return lo
+    hi = bisect_right(scores, score, lo)
+    if right:
+        return bisect_right(members, member, lo, hi)
+    return bisect_left(members, member, lo, hi)
 
 
 class Order:
-    __slots__ = ("blocks", "maxes", "offsets", "size")
+    __slots__ = ("scores", "members", "max_scores", "max_members", "offsets", "size")
 
     def __init__(self) -> None:
-        self.blocks: list[list[Pair]] = []
-        self.maxes: list[Pair] = []
+        self.scores: list[Scores] = []
+        self.members: list[list[bytes]] = []
+        self.max_scores: Scores = array("d")
+        self.max_members: list[bytes] = []
         self.offsets: list[int] = []  # pairs before each block; empty when stale
         self.size = 0
 
     def __len__(self) -> int:
         return self.size
 
-    def add(self, pair: Pair) -> None:
-        maxes = self.maxes
-        blocks = self.blocks
+    def _block_of(self, score: Score, member: bytes, right: bool) -> int:
+        """The first block whose last pair is >= (score, member), or > it when right."""
+        maxes = self.max_scores
+        lo = bisect_left(maxes, score)
+        if lo == len(maxes) or maxes[lo] != score:
+            return lo
+        hi = bisect_right(maxes, score, lo)
+        if right:
+            return bisect_right(self.max_members, member, lo, hi)
+        return bisect_left(self.max_members, member, lo, hi)
+
+    def add(self, score: Score, member: bytes) -> None:
         self.offsets = []
         self.size += 1
+        maxes = self.max_scores
         if not maxes:
-            blocks.append([pair])
-            maxes.append(pair)
+            self.scores.append(array("d", (score,)))
+            self.members.append([member])
+            maxes.append(score)
+            self.max_members.append(member)
             return
-        pos = bisect_right(maxes, pair)
+        pos = self._block_of(score, member, True)
         if pos == len(maxes):
             pos -= 1
-            block = blocks[pos]
-            block.append(pair)
-            maxes[pos] = pair
+            block_scores = self.scores[pos]
+            block_members = self.members[pos]
+            block_scores.append(score)
+            block_members.append(member)
+            maxes[pos] = score
+            self.max_members[pos] = member
         else:
-            block = blocks[pos]
-            insort(block, pair)
-        if len(block) > 2 * LOAD:
-            # Two new lists of exact size: the grown one would keep its spare capacity.
-            first = block[:LOAD]
-            half = block[LOAD:]
-            blocks[pos] = first
-            maxes[pos] = first[-1]
-            blocks.insert(pos + 1, half)
-            maxes.insert(pos + 1, half[-1])
+            block_scores = self.scores[pos]
+            block_members = self.members[pos]
+            i = _position(block_scores, block_members, score, member, True)
+            block_scores.insert(i, score)
+            block_members.insert(i, member)
+        if len(block_scores) > 2 * LOAD:
+            self._split(pos)
 
-    def remove(self, pair: Pair) -> None:
+    def _split(self, pos: int) -> None:
+        # Two new lists of exact size each: the grown one would keep its spare capacity.
+        scores = self.scores[pos]
+        members = self.members[pos]
+        self.scores[pos:pos + 1] = [scores[:LOAD], scores[LOAD:]]
+        self.members[pos:pos + 1] = [members[:LOAD], members[LOAD:]]
+        self.max_scores[pos:pos + 1] = array("d", (scores[LOAD - 1], scores[-1]))
+        self.max_members[pos:pos + 1] = [members[LOAD - 1], members[-1]]
+
+    def remove(self, score: Score, member: bytes) -> None:
         """Remove a pair known to be present."""
-        pos = bisect_left(self.maxes, pair)
-        block = self.blocks[pos]
-        del block[bisect_left(block, pair)]
+        pos = self._block_of(score, member, False)
+        block_scores = self.scores[pos]
+        block_members = self.members[pos]
+        i = _position(block_scores, block_members, score, member, False)
+        del block_scores[i]
+        del block_members[i]
         self._removed_from(pos)
 
     def _removed_from(self, pos: int) -> None:
         self.size -= 1
         self.offsets = []
-        block = self.blocks[pos]
-        if not block:
-            del self.blocks[pos]
-            del self.maxes[pos]
+        block_scores = self.scores[pos]
+        if not block_scores:
+            del self.scores[pos]
+            del self.members[pos]
+            del self.max_scores[pos]
+            del self.max_members[pos]
             return
-        self.maxes[pos] = block[-1]
+        self.max_scores[pos] = block_scores[-1]
+        self.max_members[pos] = self.members[pos][-1]
         # Keep blocks from thinning out: a small one joins its neighbour.
-        if len(block) < LOAD // 4 and len(self.blocks) > 1:
+        if len(block_scores) < LOAD // 4 and len(self.scores) > 1:
             left = pos - 1 if pos > 0 else pos
-            merged = self.blocks[left] + self.blocks[left + 1]
-            del self.blocks[left + 1]
-            del self.maxes[left + 1]
-            self.blocks[left] = merged
-            self.maxes[left] = merged[-1]
-            if len(merged) > 2 * LOAD:
-                half = merged[LOAD:]
-                del merged[LOAD:]
-                self.maxes[left] = merged[-1]
-                self.blocks.insert(left + 1, half)
-                self.maxes.insert(left + 1, half[-1])
+            self.scores[left:left + 2] = [self.scores[left] + self.scores[left + 1]]
+            self.members[left:left + 2] = [self.members[left] + self.members[left + 1]]
+            del self.max_scores[left]
+            del self.max_members[left]
+            if len(self.scores[left]) > 2 * LOAD:
+                self._split(left)
 
-    def pop(self, last: bool) -> Pair:
-        pos = len(self.blocks) - 1 if last else 0
-        block = self.blocks[pos]
-        pair = block.pop() if last else block.pop(0)
+    def pop(self, last: bool) -> tuple[Score, bytes]:
+        pos = len(self.scores) - 1 if last else 0
+        if last:
+            score = self.scores[pos].pop()
+            member = self.members[pos].pop()
+        else:
+            score = self.scores[pos].pop(0)
+            member = self.members[pos].pop(0)
         self._removed_from(pos)
-        return pair
+        return score, member
 
     def _offsets(self) -> list[int]:
         offsets = self.offsets
-        if len(offsets) != len(self.blocks):
+        if len(offsets) != len(self.scores):
             offsets = []
             total = 0
-            for block in self.blocks:
+            for block in self.scores:
                 offsets.append(total)
                 total += len(block)
             self.offsets = offsets
@@ -112,27 +157,29 @@ class Order:
         pos = bisect_right(self._offsets(), index) - 1
         return pos, index - self.offsets[pos]
 
-    def at(self, index: int) -> Pair:
+    def at(self, index: int) -> tuple[Score, bytes]:
         if index < 0:
             index += self.size
         if not 0 <= index < self.size:
             raise IndexError("rank out of range")
         pos, i = self._locate(index)
-        return self.blocks[pos][i]
+        return self.scores[pos][i], self.members[pos][i]
 
-    def index(self, pair: Pair) -> int:
+    def index(self, score: Score, member: bytes) -> int:
         """The rank of a pair known to be present."""
-        pos = bisect_left(self.maxes, pair)
-        return self._offsets()[pos] + bisect_left(self.blocks[pos], pair)
+        pos = self._block_of(score, member, False)
+        return self._offsets()[pos] + _position(self.scores[pos], self.members[pos], score, member,
+                                                False)
 
-    def bisect_left(self, pair: Pair) -> int:
-        """How many pairs sort before `pair`."""
-        pos = bisect_left(self.maxes, pair)
-        if pos == len(self.maxes):
+    def bisect_left(self, score: Score, member: bytes) -> int:
+        """How many pairs sort before (score, member)."""
+        pos = self._block_of(score, member, False)
+        if pos == len(self.scores):
             return self.size
-        return self._offsets()[pos] + bisect_left(self.blocks[pos], pair)
+        return self._offsets()[pos] + _position(self.scores[pos], self.members[pos], score, member,
+                                                False)
 
-    def islice(self, start: int, stop: int, reverse: bool = False) -> Iterator[Pair]:
+    def islice(self, start: int, stop: int, reverse: bool = False) -> Iterator[tuple[Score, bytes]]:
         """The pairs of ranks start..stop-1 (clamped), backwards when reverse."""
         start = max(start, 0)
         stop = min(stop, self.size)
@@ -142,58 +189,65 @@ class Order:
             return self._backward(start, stop)
         return self._forward(start, stop)
 
-    def _forward(self, start: int, stop: int) -> Iterator[Pair]:
+    def _forward(self, start: int, stop: int) -> Iterator[tuple[Score, bytes]]:
         pos, i = self._locate(start)
         left = stop - start
-        blocks = self.blocks
         while left > 0:
-            block = blocks[pos]
-            chunk = block[i:i + left]
-            yield from chunk
+            chunk = self.scores[pos][i:i + left]
+            yield from zip(chunk, self.members[pos][i:i + left], strict=True)
             left -= len(chunk)
             pos += 1
             i = 0
 
-    def _backward(self, start: int, stop: int) -> Iterator[Pair]:
+    def _backward(self, start: int, stop: int) -> Iterator[tuple[Score, bytes]]:
         pos, i = self._locate(stop - 1)
         left = stop - start
-        blocks = self.blocks
         while left > 0:
-            block = blocks[pos]
             lo = max(0, i + 1 - left)
-            chunk = block[lo:i + 1]
+            chunk = self.scores[pos][lo:i + 1]
+            members = self.members[pos][lo:i + 1]
             chunk.reverse()
-            yield from chunk
+            members.reverse()
+            yield from zip(chunk, members, strict=True)
             left -= len(chunk)
             pos -= 1
             if pos >= 0:
-                i = len(blocks[pos]) - 1
+                i = len(self.scores[pos]) - 1
 
     def delete_range(self, start: int, stop: int) -> None:
         """Remove the pairs of ranks start..stop-1 (0 <= start < stop <= size)."""
         if stop - start <= 32:
             for _ in range(stop - start):
                 pos, i = self._locate(start)
-                del self.blocks[pos][i]
+                del self.scores[pos][i]
+                del self.members[pos][i]
                 self._removed_from(pos)
             return
-        kept = [pair for block in self.blocks for pair in block]
-        del kept[start:stop]
-        self._rebuild(kept)
+        scores = array("d")
+        for block in self.scores:
+            scores.extend(block)
+        members = [member for block in self.members for member in block]
+        del scores[start:stop]
+        del members[start:stop]
+        self._rebuild(scores, members)
 
-    def _rebuild(self, pairs: list[Pair]) -> None:
-        self.blocks = [pairs[i:i + LOAD] for i in range(0, len(pairs), LOAD)]
-        self.maxes = [block[-1] for block in self.blocks]
+    def _rebuild(self, scores: Scores, members: list[bytes]) -> None:
+        self.scores = [scores[i:i + LOAD] for i in range(0, len(scores), LOAD)]
+        self.members = [members[i:i + LOAD] for i in range(0, len(members), LOAD)]
+        self.max_scores = array("d", [block[-1] for block in self.scores])
+        self.max_members = [block[-1] for block in self.members]
         self.offsets = []
-        self.size = len(pairs)
+        self.size = len(scores)
 
-    def __iter__(self) -> Iterator[Pair]:
-        for block in self.blocks:
-            yield from block
+    def __iter__(self) -> Iterator[tuple[Score, bytes]]:
+        for scores, members in zip(self.scores, self.members, strict=True):
+            yield from zip(scores, members, strict=True)
 
     def copy(self) -> Order:
         dup = Order()
-        dup.blocks = [list(block) for block in self.blocks]
-        dup.maxes = list(self.maxes)
+        dup.scores = [array("d", block) for block in self.scores]
+        dup.members = [list(block) for block in self.members]
+        dup.max_scores = array("d", self.max_scores)
+        dup.max_members = list(self.max_members)
         dup.size = self.size
         return dup

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import ErrorReply
-from server.command_table import command, key_spec
+from server.command_table import command, key_spec, run_of
 from server.keyspace import Database
 
 if TYPE_CHECKING:
@@ -181,6 +181,66 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
     _move_count(db, key, current, value, 1 if on else -1)
     client.propagate(argv)
     return was
+
+
+@run_of("setbit")
+def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `SETBIT key offset 0|1` to one string within its length, as a client pipelines
+    them: the bits change in one mutable copy and the string is stored once, where one call
+    alone copies the whole value. Each call answers, counts and is logged as it would alone;
+    another command, key or spelling, a growing offset or any unusual argument ends the run."""
+    first = commands[start]
+    if len(first) != 4:
+        return 0
+    name = first[0]
+    key = first[1]
+    db = client.db
+    current = db.get(key)
+    if type(current) is not bytes:
+        return 0
+    size = len(current)
+    n = len(commands)
+    end = start
+    while end < n:
+        argv = commands[end]
+        if len(argv) != 4 or argv[0] != name or argv[1] != key:
+            break
+        arg = argv[2]
+        flag = argv[3]
+        if (not 0 < len(arg) < 19 or not arg.isdigit() or (arg[0] == 0x30 and len(arg) > 1)
+                or int(arg) >> 3 >= size or (flag != b"0" and flag != b"1")):
+            break
+        end += 1
+    done = end - start
+    if done < 2:
+        return 0
+    bits = bytearray(current)
+    replies: list[bytes] = []
+    changed = 0
+    delta = 0
+    effects = client.effects
+    for i in range(start, end):
+        argv = commands[i]
+        offset = int(argv[2])
+        byte = offset >> 3
+        mask = 0x80 >> (offset & 7)
+        on = argv[3][0] - 0x30
+        old = bits[byte]
+        was = 1 if old & mask else 0
+        replies.append(b":1\r\n" if was else b":0\r\n")
+        if was != on:
+            bits[byte] = old ^ mask
+            changed += 1
+            delta += 1 if on else -1
+            if effects.active:
+                effects.pending.append((db.index, argv))
+    if changed:
+        value = bytes(bits)
+        db.set(key, value, keep_ttl=True)
+        _move_count(db, key, current, value, delta)
+        client.keyspace.dirty += changed - 1  # one change per changing call, as one by one
+    client.out.append(b"".join(replies))
+    return done
 
 
 @command("getbit", 3, "readonly fast", keys=(1, 1, 1), group="bitmap", since="2.2.0",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.encoder import format_double
 from protocol.floats import parse_c_double, parse_double
-from protocol.numbers import parse_int
+from protocol.numbers import parse_int, plain_decimal
 from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server import scan_order, value_types
 from server.command_table import command
@@ -180,6 +180,11 @@ def parse_lex_range(lo_arg: bytes, hi_arg: bytes) -> tuple[LexBound, LexBound]:
 # --- ZADD / ZINCRBY ------------------------------------------------------------------------------
 
 
+def _score_arg(arg: bytes) -> float:
+    plain = plain_decimal(arg)
+    return plain if plain is not None else parse_double(arg)
+
+
 def _zadd_generic(client: Client, argv: list[bytes], incr: bool) -> Any:
     key = argv[1]
     nx = xx = gt = lt = ch = False
@@ -212,7 +217,7 @@ def _zadd_generic(client: Client, argv: list[bytes], incr: bool) -> Any:
         raise ErrorReply("ERR GT, LT, and/or NX options at the same time are not compatible")
     if incr and elements > 1:
         raise ErrorReply("ERR INCR option supports a single increment-element pair")
-    scores = [parse_double(argv[i + 2 * j]) for j in range(elements)]
+    scores = [_score_arg(argv[i + 2 * j]) for j in range(elements)]
     db = client.db
     zs = get_zset(db, key)
     added = updated = processed = 0
