@@ -211,6 +211,18 @@ class Hash:
 
     # --- writes --------------------------------------------------------------------------------
 
+    def open_batch(self) -> None:
+        """Hold a packed hash unpacked while a run of writes edits it: set_pairs then edits a
+        dict, as for a hashtable, instead of unpacking and packing once per call."""
+        if not self.table and not isinstance(self.data, dict):
+            self.data = _packed_dict(self.data)
+
+    def close_batch(self) -> None:
+        """Pack again what open_batch unpacked, unless the writes converted it to a table."""
+        data = self.data
+        if not self.table and isinstance(data, dict):
+            self.data = _pack_dict(data)
+
     def convert_to_table(self) -> None:
         """Redis converts the listpack to a hashtable (for good)."""
         self.table = True

@@ -22,7 +22,7 @@ from protocol.floats import format_long_double, parse_long_double, round_long_do
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import OK, ErrorReply, Raw
 from server import scan_order, value_types
-from server.command_table import command, key_spec, on_server_start
+from server.command_table import command, key_spec, on_server_start, run_of
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
 from server.keyspace import Database, now_ms
@@ -206,8 +206,10 @@ def _hset(client: Client, argv: list[bytes]) -> int:
         db.add(key, h)
     else:
         db.signal_modified(key)
+    client.keyspace.dirty += (len(argv) - 2) // 2 - 1  # one change per field, as Redis counts
     client.propagate(argv)
     return created
+
 
 
 @command("hset", -4, "write denyoom fast", keys=(1, 1, 1), group="hash", since="2.0.0",
@@ -229,6 +231,56 @@ def hset(client: Client, argv: list[bytes]) -> Any:
 def hmset(client: Client, argv: list[bytes]) -> Any:
     _hset(client, argv)
     return OK
+
+
+@run_of("hset")
+def hset_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `HSET key field value...` to one hash, as a client pipelines updates of one
+    record: one lookup, the packed form unpacked and packed once, one change signal. Each call
+    sets, answers, counts and is logged as it would alone; another command, key or spelling, an
+    odd argument count, or a hash with field expiry times ends or skips the run."""
+    first = commands[start]
+    name = first[0]
+    key = first[1]
+    n = len(commands)
+    end = start
+    while end < n:
+        argv = commands[end]
+        if len(argv) < 4 or len(argv) % 2 or argv[0] != name or argv[1] != key:
+            break
+        end += 1
+    done = end - start
+    if done < 2:
+        return 0
+    db = client.db
+    h = db.get(key)
+    created = h is None
+    if h is None:
+        h = Hash()
+    elif type(h) is not Hash or h.ttl:
+        return 0
+    max_entries, max_value = limits(client)
+    replies: list[bytes] = []
+    fields = 0
+    h.open_batch()
+    for i in range(start, end):
+        argv = commands[i]
+        replies.append(b":%d\r\n" % h.set_pairs(argv, 2, max_entries, max_value))
+        fields += (len(argv) - 2) // 2
+    h.close_batch()
+    if created:
+        db.add(key, h)
+    else:
+        db.signal_modified(key)
+    client.keyspace.dirty += fields - 1
+    effects = client.effects
+    if effects.active:
+        index = db.index
+        pending = effects.pending
+        for i in range(start, end):
+            pending.append((index, commands[i]))
+    client.out.append(b"".join(replies))
+    return done
 
 
 @command("hsetnx", 4, "write denyoom fast", keys=(1, 1, 1), group="hash", since="2.0.0",
