@@ -67,6 +67,7 @@ COMPILED = [
     "server/commands/lcs.py",
     "zsets/order.py",
     "server/pubsub.py",
+    "server/commands/pubsub.py",
 ]
 
 

@@ -73,22 +73,23 @@ def test_hard_limit_disconnects_a_subscriber_that_does_not_read(server_factory):
 
 
 def test_soft_limit_disconnects_after_its_seconds(server_factory):
-    srv = server_factory("--client-output-buffer-limit", "pubsub", "0", "256kb", "1")
+    srv = server_factory("--client-output-buffer-limit", "pubsub", "0", "256kb", "2")
     slow = _stalled_subscriber(srv.port, "c")
     pub = redis.Redis(port=srv.port)
     message = b"y" * 50_000
     # Well over the soft limit at once (the kernel's buffers hold a few MB), then a trickle:
     # the limit is checked as output is added, as Redis does.
+    t0 = time.monotonic()
     for _ in range(160):
         pub.publish("c", message)
-    assert pub.pubsub_numsub("c") == [(b"c", 1)], "over the soft limit for less than 1 s"
-    t0 = time.monotonic()
-    while pub.pubsub_numsub("c") == [(b"c", 1)] and time.monotonic() - t0 < 10:
+    if time.monotonic() - t0 < 1.5:
+        assert pub.pubsub_numsub("c") == [(b"c", 1)], "over the soft limit for less than 2 s"
+    while pub.pubsub_numsub("c") == [(b"c", 1)] and time.monotonic() - t0 < 15:
         pub.publish("c", b"z")
         time.sleep(0.05)
     elapsed = time.monotonic() - t0
     assert pub.pubsub_numsub("c") == [(b"c", 0)]
-    assert 1.0 <= elapsed < 5
+    assert 2.0 <= elapsed < 8
     assert pub.info("stats")["client_output_buffer_limit_disconnections"] == 1
     slow.close()
     pub.close()
