@@ -91,6 +91,8 @@ def test_soft_limit_disconnects_after_its_seconds(server_factory):
     assert pub.pubsub_numsub("c") == [(b"c", 0)]
     assert 2.0 <= elapsed < 8
     assert pub.info("stats")["client_output_buffer_limit_disconnections"] == 1
+    pub.config_resetstat()
+    assert pub.info("stats")["client_output_buffer_limit_disconnections"] == 0
     slow.close()
     pub.close()
 
