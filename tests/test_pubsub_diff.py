@@ -227,6 +227,16 @@ def test_pushes_under_client_reply_off_match_redis(server, real_redis) -> None:
         ], (proto, False))
 
 
+def test_multi_channel_subscribe_in_exec_matches_redis(server, real_redis) -> None:
+    # Redis writes every confirmation where the one EXEC element goes: the EXEC array counts one
+    # element and holds several pushes. Clients see the same bytes from Rivulet.
+    for proto in (False, True):
+        assert_two_same(server, real_redis, [
+            (0, ("MULTI",), 1), (0, ("SUBSCRIBE", "a", "b"), 1), (0, ("PSUBSCRIBE", "p"), 1),
+            (0, ("EXEC",), 2), (1, ("PUBSUB", "NUMSUB", "a", "b"), 1), (0, ("UNSUBSCRIBE", "b"), 1),
+        ], (proto, False))
+
+
 def test_reset_and_client_list_match_redis(server, real_redis) -> None:
     steps = [
         (0, ("CLIENT", "SETNAME", "x"), 1),
