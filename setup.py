@@ -70,6 +70,8 @@ COMPILED = [
     "sets/set.py",
     "sets/ops.py",
     "server/commands/strings.py",
+    "server/pubsub.py",
+    "server/commands/pubsub.py",
 ]
 
 
