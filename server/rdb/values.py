@@ -175,7 +175,10 @@ def _write_hash(w: RdbWriter, h: Hash) -> None:
             w.string(listpack.pack(flat))
             return
         # A listpackex keeps the fields with a time first, soonest first, then those without, each
-        # entry followed by its time (0: none); the minimum time leads (0 when none).
+        # entry followed by its time (0: none); the minimum time leads (0 when none). Redis inserts
+        # a field before those of an equal time, so among equals the one whose time was set last
+        # comes first: the reverse of the order the fields entered `ttl`.
+        rank = {field: -i for i, field in enumerate(ttl)}
         timed: list[tuple[int, int, bytes, bytes]] = []
         plain: list[bytes | int] = []
         for i in range(0, len(flat), 2):
@@ -184,7 +187,7 @@ def _write_hash(w: RdbWriter, h: Hash) -> None:
             if when is None:
                 plain += (field, flat[i + 1], 0)
             else:
-                timed.append((when, i, field, flat[i + 1]))
+                timed.append((when, rank[field], field, flat[i + 1]))
         timed.sort()
         items: list[bytes | int] = []
         for when, _i, field, value in timed:
@@ -490,7 +493,7 @@ def _hash_from_listpack(r: RdbReader, config: Any, tuple_len: int) -> Hash:
         _check_fields(flat[::2], start)
         return _make_hash(flat, len(flat) // 2 > entries, None)
     flat = []
-    ttl: dict[bytes, int] = {}
+    timed: list[tuple[bytes, int]] = []
     for i in range(0, len(items), 3):
         field = _as_bytes(items[i])
         flat.append(field)
@@ -499,8 +502,10 @@ def _hash_from_listpack(r: RdbReader, config: Any, tuple_len: int) -> Hash:
         if not isinstance(when, int) or when < 0 or when > EB_EXPIRE_TIME_MAX:
             raise RdbError("Hash listpack integrity check failed.", start)
         if when:
-            ttl[field] = when
+            timed.append((field, when))
     _check_fields(flat[::2], start)
+    # In the order their times would have been set to give this layout (see _write_hash).
+    ttl = dict(reversed(timed))
     return _make_hash(flat, len(flat) // 2 > entries, ttl)
 
 
