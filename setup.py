@@ -72,6 +72,13 @@ COMPILED = [
     "server/commands/strings.py",
     "server/pubsub.py",
     "server/commands/pubsub.py",
+    # Redis's serialization format: loading a dump.rdb or a RESTORE payload walks every listpack
+    # entry (unpacking a 20-entry listpack: 9.5 -> 1.6 us compiled).
+    "server/rdb/primitives.py",
+    "server/rdb/listpack.py",
+    "server/rdb/ziplist.py",
+    "server/rdb/intset.py",
+    "server/rdb/values.py",
 ]
 
 
