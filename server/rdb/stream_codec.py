@@ -86,11 +86,14 @@ def _node_items(master: int, node: Any) -> list[bytes | int]:
         d = (seq[i] - master_seq) & _U64
         if d > _I64_MAX:
             d -= 1 << 64  # Redis stores the wrapped unsigned difference as a signed int64
+        dms = msd[i]
+        if dms > _I64_MAX:
+            dms -= 1 << 64
         p = offs[i]
         k = data[p]
         p += 1
         if k == 0:
-            items += (flags | _FLAG_SAMEFIELDS, msd[i], d)
+            items += (flags | _FLAG_SAMEFIELDS, dms, d)
             for _ in range(width):
                 size = data[p]
                 p += 1
@@ -102,7 +105,7 @@ def _node_items(master: int, node: Any) -> list[bytes | int]:
         else:
             if k >= 0x80:
                 k, p = read_len(data, p - 1)
-            items += (flags, msd[i], d, k)
+            items += (flags, dms, d, k)
             for _ in range(2 * k):
                 size = data[p]
                 p += 1
@@ -281,15 +284,14 @@ def _decode_node(lp: bytes, master: int) -> tuple[
         flags, p = _int(lp, p, end)
         dms, p = _int(lp, p, end)
         dseq, p = _int(lp, p, end)
-        ms = master_ms + dms
+        # Both deltas are unsigned differences stored as signed int64s: they wrap.
+        ms = (master_ms + dms) & _U64
         sq = (master_seq + dseq) & _U64
-        if dms < 0 or ms > _U64:
-            raise _Damaged("entry ID out of range")
         eid = ms << 64 | sq
         if eid <= prev or eid < master:
             raise _Damaged("entry IDs out of order")
         prev = eid
-        msd.append(dms)
+        msd.append(ms - master_ms)
         seqs.append(sq)
         offs.append(len(data))
         if flags & _FLAG_SAMEFIELDS:
@@ -379,8 +381,9 @@ def read_stream(r: RdbReader, rdb_type: int, config: Mapping[str, Any] | None = 
         loaded.append((int.from_bytes(key, "big"), lp, r.pos))
     loaded.sort(key=lambda t: t[0])  # Redis's rax orders the nodes, whatever the order read
     prev_last = -1
+    prev_master = -1
     for master, lp, pos in loaded:
-        if master == prev_last:
+        if master == prev_master:
             raise RdbError("Listpack re-added with existing key", pos)
         try:
             names, msd, seqs, offs, data, dead, _live = _decode_node(lp, master)
@@ -394,6 +397,7 @@ def read_stream(r: RdbReader, rdb_type: int, config: Mapping[str, Any] | None = 
         last = ((master >> 64) + msd[-1]) << 64 | seqs[-1]
         store.load_node(master, names, msd, seqs, offs, bytes(data), dead)
         prev_last = last
+        prev_master = master
     length = r.length()
     s.last_id = _id(r)
     if rdb_type >= RDB_TYPE_STREAM_LISTPACKS_2:
