@@ -406,9 +406,8 @@ def read_stream(r: RdbReader, rdb_type: int, config: Any = None,
         raise RdbError(f"Unknown RDB encoding type {rdb_type}", r.pos)
     if config is not None:
         s = Stream(config["stream-node-max-entries"], config["stream-node-max-bytes"])
-        if "stream-idmp-duration" in config:
-            s.idmp.duration = config["stream-idmp-duration"]
-            s.idmp.maxsize = config["stream-idmp-maxsize"]
+        s.idmp.duration = config["stream-idmp-duration"]
+        s.idmp.maxsize = config["stream-idmp-maxsize"]
     else:
         s = Stream()
     store = s.store
