@@ -124,9 +124,11 @@ def _node_listpack(master: int, node: Any) -> bytes:
         dms: int = msd[i]
         if dms > _I64_MAX:
             dms -= 1 << 64
-        d = (seq[i] - master_seq) & _U64
+        d = seq[i] - master_seq
         if d > _I64_MAX:
             d -= 1 << 64
+        elif d < _I64_MIN:
+            d += 1 << 64
         p: int = offs[i]
         k = data[p]
         p += 1
@@ -371,19 +373,26 @@ def _decode_node(lp: bytes, master: int) -> tuple[
     dead: bytearray | None = None
     master_ms = master >> 64
     master_seq = master & _U64
-    prev = -1
+    # The previous ID as (ms, seq): 128-bit IDs would be a new long object per entry. The
+    # first entry may be the master ID itself.
+    prev_ms = master_ms
+    prev_sq = master_seq - 1
     found_dead = 0
     for i in range(count):
         flags, p = _int(lp, p, end)
         dms, p = _int(lp, p, end)
         dseq, p = _int(lp, p, end)
         # Both deltas are unsigned differences stored as signed int64s: they wrap.
-        ms = (master_ms + dms) & _U64
-        sq = (master_seq + dseq) & _U64
-        eid = ms << 64 | sq
-        if eid <= prev or eid < master:
+        ms = master_ms + dms
+        if dms < 0 or ms > _U64:
+            ms &= _U64
+        sq = master_seq + dseq
+        if sq < 0 or sq > _U64:
+            sq &= _U64
+        if ms < prev_ms or (ms == prev_ms and sq <= prev_sq):
             raise _Damaged("entry IDs out of order")
-        prev = eid
+        prev_ms = ms
+        prev_sq = sq
         msd.append(ms - master_ms)
         seqs.append(sq)
         offs.append(len(data))
