@@ -66,6 +66,13 @@ COMPILED = [
     "server/commands/bits.py",
     "server/commands/lcs.py",
     "zsets/order.py",
+    # Redis's serialization format: loading a dump.rdb or a RESTORE payload walks every listpack
+    # entry (unpacking a 20-entry listpack: 9.5 -> 1.6 us compiled).
+    "server/rdb/primitives.py",
+    "server/rdb/listpack.py",
+    "server/rdb/ziplist.py",
+    "server/rdb/intset.py",
+    "server/rdb/values.py",
     "server/rdb/stream_codec.py",
 ]
 
