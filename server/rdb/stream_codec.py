@@ -22,9 +22,10 @@ trip over (IDs out of order, a length that is not the entries' count).
 State Redis 7.4's format has no room for (the idempotent producers of XADD IDMP and their
 settings, and the pending entries XNACK released, which belong to no consumer) travels beside
 the value: `stream_extras(stream)` gives it as an opaque blob (None when there is none) for
-the file writer to store where a Redis 7.4 skips it, and `apply_stream_extras` restores it.
-A type-21 payload leaves the released entries out, since Redis requires every pending entry
-to have an owner.
+the file writer to store where a Redis 7.4 skips it, and `apply_stream_extras` restores it;
+`extras_aux_value` / `parse_extras_aux` wrap it, with its database and key, as the value of an
+AUX field (EXTRAS_AUX_NAME) written after the key. A type-21 payload leaves the released
+entries out, since Redis requires every pending entry to have an owner.
 """
 
 from __future__ import annotations
@@ -675,3 +676,33 @@ def apply_stream_extras(stream: Stream, blob: bytes) -> None:
             g.nacked[eid] = None
     if r.pos != len(blob):
         raise RdbError("Trailing bytes in stream extras", r.pos)
+
+
+# The AUX field a dump.rdb carries the extras of one stream key in. Redis 7.4 skips AUX fields
+# it does not know (rdbLoad logs them at debug level), so a file with them still loads there.
+EXTRAS_AUX_NAME: Final = b"rivulet-stream-extras"
+
+
+def extras_aux_value(dbid: int, key: bytes, stream: Stream) -> bytes | None:
+    """The value of the EXTRAS_AUX_NAME field for `stream` stored as `key` in database `dbid`
+    (to follow that key in the file), or None when the stream has no extras."""
+    blob = stream_extras(stream)
+    if blob is None:
+        return None
+    w = RdbWriter(compression=False)
+    w.length(dbid)
+    w.string(key)
+    w.string(blob)
+    return w.getvalue()
+
+
+def parse_extras_aux(value: bytes) -> tuple[int, bytes, bytes]:
+    """(dbid, key, blob) of an EXTRAS_AUX_NAME field's value; apply the blob with
+    `apply_stream_extras` to that key's stream once it is loaded."""
+    r = RdbReader(value)
+    dbid = r.length()
+    key = r.string()
+    blob = r.string()
+    if r.pos != len(value):
+        raise RdbError("Trailing bytes in stream extras field", r.pos)
+    return dbid, key, blob
