@@ -3,16 +3,22 @@ Rivulet's restored in Redis 7.4, each side's XINFO STREAM FULL compared with the
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 
-from server.rdb.primitives import crc64
-from tests.dump_helpers import payload_body, redis74  # noqa: F401 (fixture)
+from server.rdb.primitives import RdbWriter, crc64
+from server.rdb.stream_codec import EXTRAS_AUX_NAME, extras_aux_value, write_stream
+from tests.dump_helpers import payload_body, redis74, redis74_binary  # noqa: F401 (fixture)
+from tests.serverproc import free_port, wait_for_port
 from tests.test_rdb_stream import (
     PAYLOADS_74,
     SCENARIOS,
+    _engine_stream,
+    _with_release,
     raw_client,
     redis_full,
     run_scenario,
@@ -103,3 +109,43 @@ def test_released_and_idempotency_state_is_what_74_loses(r: redis.Redis,
     got["groups"][0]["pending"].insert(0, mine["groups"][0]["pending"][0])
     got["groups"][0]["pel-count"] = 6
     assert got == mine
+
+
+def test_file_with_extras_aux_field_loads_in_74(tmp_path: Path) -> None:
+    """A dump.rdb carrying a stream's extras in an AUX field after the key: Redis 7.4 loads it,
+    skipping the field, with the stream as a type-21 payload gives it."""
+    binary = redis74_binary()
+    if binary is None:
+        pytest.skip("NOT TESTED against a live Redis 7.4 (no binary at RIVULET_REDIS74 or "
+                    "/tmp/redis74/src/redis-server): a file with the extras AUX field loading there")
+    s = _with_release(_engine_stream())
+    value = RdbWriter()
+    write_stream(value, s)
+    v = value.getvalue()
+    w = RdbWriter()
+    w.raw(b"REDIS0012")
+    w.type(254)  # SELECTDB 0
+    w.length(0)
+    w.raw(v[:1])
+    w.string(b"mystream")
+    w.raw(v[1:])
+    aux = extras_aux_value(0, b"mystream", s)
+    assert aux is not None
+    w.type(250)  # AUX
+    w.string(EXTRAS_AUX_NAME)
+    w.string(aux)
+    w.type(255)  # EOF
+    data = w.getvalue()
+    (tmp_path / "dump.rdb").write_bytes(data + crc64(data).to_bytes(8, "little"))
+    port = free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc)
+        c = redis.Redis(port=port, protocol=2)
+        c.response_callbacks.clear()
+        assert payload_body(c.dump("mystream")) == v
+    finally:
+        proc.terminate()
+        proc.wait(10)
