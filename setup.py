@@ -79,6 +79,7 @@ COMPILED = [
     "server/rdb/ziplist.py",
     "server/rdb/intset.py",
     "server/rdb/values.py",
+    "server/rdb/stream_codec.py",
 ]
 
 
