@@ -54,5 +54,10 @@ def test_order_matches_a_sorted_list(ops: list[tuple]) -> None:
                 assert list(o.islice(start, stop)) == model[max(start, 0):max(stop, 0)]
                 assert list(o.islice(start, stop, True)) == model[max(start, 0):max(stop, 0)][::-1]
         assert list(o.copy()) == model
+        loaded = Order()
+        loaded.load_sorted([score for score, _ in model], [member for _, member in model])
+        assert list(loaded) == model and len(loaded) == len(model)
+        for i, pair in enumerate(model):
+            assert loaded.at(i) == pair and loaded.index(*pair) == i
     finally:
         order_module.LOAD = saved

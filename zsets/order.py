@@ -231,6 +231,10 @@ class Order:
         del members[start:stop]
         self._rebuild(scores, members)
 
+    def load_sorted(self, scores: list[Score], members: list[bytes]) -> None:
+        """Replace the content with pairs already in order (a loaded value), in full blocks."""
+        self._rebuild(array("d", scores), members)
+
     def _rebuild(self, scores: Scores, members: list[bytes]) -> None:
         self.scores = [scores[i:i + LOAD] for i in range(0, len(scores), LOAD)]
         self.members = [members[i:i + LOAD] for i in range(0, len(members), LOAD)]

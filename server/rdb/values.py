@@ -55,7 +55,6 @@ from server.rdb.primitives import (
 )
 from sets.set import HASHTABLE, INTSET, LISTPACK, Set
 from zsets import ZSet
-from zsets.order import LOAD
 
 QUICKLIST_NODE_CONTAINER_PLAIN = 1
 QUICKLIST_NODE_CONTAINER_PACKED = 2
@@ -424,12 +423,7 @@ def _make_zset(pairs: list[tuple[float, bytes]], listpack_enc: bool) -> ZSet:
         pairs = [(0.0, m) if s == 0 else (s, m) for s, m in pairs]
     pairs.sort()
     zs.scores = {m: s for s, m in pairs}
-    order = zs.order
-    blocks = [pairs[i:i + LOAD] for i in range(0, len(pairs), LOAD)]
-    order.blocks = blocks
-    order.maxes = [b[-1] for b in blocks]
-    order.offsets = []
-    order.size = len(pairs)
+    zs.order.load_sorted([s for s, _ in pairs], [m for _, m in pairs])
     return zs
 
 
