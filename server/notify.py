@@ -10,33 +10,30 @@ off, an emission point costs one attribute read and a bit test before anything e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
 from server.command_table import on_server_start
 
-if TYPE_CHECKING:
-    from server.keyspace import Keyspace
-
 # The classes, with Redis's bit values (server.h NOTIFY_*).
-NOTIFY_KEYSPACE = 1 << 0  # K
-NOTIFY_KEYEVENT = 1 << 1  # E
-NOTIFY_GENERIC = 1 << 2  # g
-NOTIFY_STRING = 1 << 3  # $
-NOTIFY_LIST = 1 << 4  # l
-NOTIFY_SET = 1 << 5  # s
-NOTIFY_HASH = 1 << 6  # h
-NOTIFY_ZSET = 1 << 7  # z
-NOTIFY_EXPIRED = 1 << 8  # x
-NOTIFY_EVICTED = 1 << 9  # e
-NOTIFY_STREAM = 1 << 10  # t
-NOTIFY_KEY_MISS = 1 << 11  # m, left out of A on purpose, as in Redis
-NOTIFY_LOADED = 1 << 12  # modules only in Redis: no letter
-NOTIFY_MODULE = 1 << 13  # d
-NOTIFY_NEW = 1 << 14  # n, left out of A, as in Redis
-NOTIFY_ALL = (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH
+NOTIFY_KEYSPACE: Final = 1 << 0  # K
+NOTIFY_KEYEVENT: Final = 1 << 1  # E
+NOTIFY_GENERIC: Final = 1 << 2  # g
+NOTIFY_STRING: Final = 1 << 3  # $
+NOTIFY_LIST: Final = 1 << 4  # l
+NOTIFY_SET: Final = 1 << 5  # s
+NOTIFY_HASH: Final = 1 << 6  # h
+NOTIFY_ZSET: Final = 1 << 7  # z
+NOTIFY_EXPIRED: Final = 1 << 8  # x
+NOTIFY_EVICTED: Final = 1 << 9  # e
+NOTIFY_STREAM: Final = 1 << 10  # t
+NOTIFY_KEY_MISS: Final = 1 << 11  # m, left out of A on purpose, as in Redis
+NOTIFY_LOADED: Final = 1 << 12  # modules only in Redis: no letter
+NOTIFY_MODULE: Final = 1 << 13  # d
+NOTIFY_NEW: Final = 1 << 14  # n, left out of A, as in Redis
+NOTIFY_ALL: Final = (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH
               | NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
 
-INVALID_CLASS = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+INVALID_CLASS: Final = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
 
 _LETTERS = {
     "A": NOTIFY_ALL, "g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "l": NOTIFY_LIST,
@@ -85,9 +82,9 @@ def flags_to_string(flags: int) -> str:
     return "".join(out)
 
 
-def notify(ks: Keyspace, flag: int, event: bytes, key: bytes, dbid: int) -> None:
-    """Publish one event if its class is enabled (the keyspace's own emission point: expiry,
-    key creation)."""
+def notify(ks: Any, flag: int, event: bytes, key: bytes, dbid: int) -> None:
+    """Publish one event if its class is enabled; `ks` is the Keyspace (typed loosely: the
+    keyspace module imports this one)."""
     flags = ks.notify_flags
     if not flags & flag:
         return
@@ -112,8 +109,10 @@ def notify_keyspace_event(client_or_server: Any, flag: int, event: str | bytes, 
 
 
 def restored(client: Any, key: bytes) -> None:
-    """RESTORE stored `key` in the client's database (an existing value it replaced is already
-    announced as `del`)."""
+    """RESTORE stored `key` in the client's database: `restore` (after the `new` of its
+    creation). A REPLACE whose value it replaced is not announced as `del` unless the TTL given
+    is already past, in which case nothing is stored and only that `del` is published
+    (NOTIFY_GENERIC); MIGRATE without COPY announces each key it removes as `del`."""
     notify_keyspace_event(client, NOTIFY_GENERIC, b"restore", key, client.db.index)
 
 
