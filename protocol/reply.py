@@ -13,6 +13,7 @@ through the Python type of the value, never inferred from its content:
     Verbatim         verbatim string (bulk in RESP2)
     Push             push (array in RESP2)
     Raw              bytes already encoded, identical in both protocols
+    PushReplies      pushes already encoded for the client's protocol (SUBSCRIBE...)
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ class Verbatim:
 
 class Raw(bytes):
     """A reply that is already encoded and reads the same in RESP2 and RESP3."""
+
+    __slots__ = ()
+
+
+class PushReplies(Raw):
+    """Push messages already encoded for the client's protocol: the reply of a (un)subscribe
+    command. Sent even under CLIENT REPLY OFF / SKIP, as Redis sends pushes."""
 
     __slots__ = ()
 

@@ -23,7 +23,7 @@ RunHandler = Callable[["Client", list[list[bytes]], int], int]
 # ACL categories Redis derives from the group of a command.
 _GROUP_CATEGORIES = {
     "string": "string", "stream": "stream", "generic": "keyspace", "connection": "connection",
-    "transactions": "transaction", "server": "", "scripting": "scripting", "pubsub": "pubsub",
+    "transactions": "transaction", "server": "", "scripting": "scripting",
     "list": "list", "hash": "hash", "set": "set", "sorted_set": "sortedset", "bitmap": "bitmap",
 }
 
@@ -75,6 +75,8 @@ class Command:
             cats.append("@" + group)
         if "admin" in self.flags:
             cats += ["@admin", "@dangerous"]
+        if "pubsub" in self.flags:  # from the flag, not the group: PUBSUB HELP has neither
+            cats.append("@pubsub")
         cats.append("@fast" if "fast" in self.flags else "@slow")
         if "blocking" in self.flags:
             cats.append("@blocking")

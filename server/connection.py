@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.encoder import write_reply
 from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser
-from protocol.reply import ErrorReply
+from protocol.reply import ErrorReply, PushReplies
 from server.blocking import internal_error
 from server.dispatch import BLOCKED, execute, execute_run, run_handler_for
 from server.flow import OutputFlow
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from server.keyspace import Keyspace
     from server.pending_writes import PendingWrites
     from server.persistence.manager import Persistence
+    from server.pubsub import Subscriptions
     from server.server import Server
     from server.stats import Stats
 
@@ -68,6 +69,8 @@ class Client(asyncio.Protocol):
         self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False
         self.blocked: BlockedState | None = None
+        # Pub/Sub subscriptions (server/pubsub.py); None while the client has none.
+        self.subs: Subscriptions | None = None
         # Set while a parked command runs again (Redis's CLIENT_REPROCESSING_COMMAND).
         self.reprocessing = False
         self.deferred: deque[list[bytes]] = deque()
@@ -185,7 +188,7 @@ class Client(asyncio.Protocol):
         """Send or drop a command's reply under CLIENT REPLY OFF/SKIP, then move SKIP on to the
         next command, as Redis does after each command (resetClient)."""
         flags = self.reply_flags
-        if not flags & (REPLY_OFF | REPLY_SKIP):
+        if not flags & (REPLY_OFF | REPLY_SKIP) or type(reply) is PushReplies:
             write_reply(self.out, reply, self.resp3)
         flags &= ~REPLY_SKIP
         if flags & REPLY_SKIP_NEXT:
@@ -238,6 +241,13 @@ class Client(asyncio.Protocol):
         self.flush()
 
     def flush(self) -> None:
+        subs = self.subs
+        if subs is not None:
+            if subs.held:
+                self.server.pubsub.release_held(self)
+            limits = self.server.pubsub_output_limits if subs.active() else self.server.output_limits
+        else:
+            limits = self.server.output_limits
         out = self.out
         transport = self.transport
         if out and transport is not None and not self.closed:
@@ -250,7 +260,6 @@ class Client(asyncio.Protocol):
             out.clear()
             transport.write(data)
             self.stats.net_output_bytes += len(data)
-            limits = self.server.output_limits
             if limits is not None and self.flow is not None:
                 if self.flow.over_limit(limits):
                     log.warning("Client id=%d addr=%s closed for overcoming of output buffer limits.",

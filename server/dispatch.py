@@ -23,6 +23,12 @@ log = logging.getLogger("rivulet")
 NOAUTH = ErrorReply("NOAUTH Authentication required.")
 # Commands that run at once even inside MULTI (Redis: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+# What a RESP2 client in Pub/Sub mode may run (server.c processCommand).
+_PUBSUB_ALLOWED = frozenset({"ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
+                             "psubscribe", "punsubscribe", "quit", "reset"})
+# The commands whose reply is a push: messages to their client are not held back behind them.
+PUSH_AS_REPLY = frozenset({"subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
+                           "psubscribe", "punsubscribe"})
 
 
 # Command names as clients spell them ("XADD", "xadd", "Xadd") -> Command: saves a lower() per call.
@@ -92,6 +98,10 @@ def execute(client: Client, argv: list[bytes]) -> Any:
             client.multi_error = True
         cmd.rejected_calls += 1
         return NOAUTH
+    if client.subs is not None:
+        refused = _pubsub_context(client, cmd)
+        if refused is not None:
+            return refused
     if client.multi is not None and cmd.name not in _MULTI_IMMEDIATE:
         if "no_multi" in cmd.flags:
             client.multi_error = True
@@ -108,6 +118,24 @@ def execute(client: Client, argv: list[bytes]) -> Any:
     return call(client, cmd, argv)
 
 
+def _pubsub_context(client: Client, cmd: Command) -> ErrorReply | None:
+    """For a client with subscriptions: send the pushes held behind its previous command, hold
+    those its new command produces, and refuse what RESP2 does not allow in Pub/Sub mode."""
+    pubsub = client.server.pubsub
+    subs = client.subs
+    assert subs is not None
+    if subs.held:
+        pubsub.release_held(client)
+    pubsub.current = None if cmd.name in PUSH_AS_REPLY else client
+    if client.resp3 or cmd.name in _PUBSUB_ALLOWED or not subs.active():
+        return None
+    if client.multi is not None:
+        client.multi_error = True
+    cmd.rejected_calls += 1
+    return ErrorReply(f"ERR Can't execute '{cmd.name}': only (P|S)SUBSCRIBE / "
+                      "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+
+
 def run_handler_for(argv: list[bytes]) -> Command | None:
     """The command argv names when it has a run handler (see command_table.run_of)."""
     cmd = _BY_SPELLING.get(argv[0])
@@ -122,7 +150,7 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     """
     server = client.server
     if (client.multi is not None or not client.authenticated or server.loading
-            or client.is_loader or (cmd.is_write and server.write_error is not None)):
+            or client.is_loader or client.subs is not None or (cmd.is_write and server.write_error is not None)):
         return 0
     t0 = perf_counter_ns()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]

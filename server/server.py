@@ -18,6 +18,7 @@ from server.entry_cache import EntryCache
 from server.keyspace import Keyspace
 from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
+from server.pubsub import PubSub
 from server.stats import Stats
 
 if TYPE_CHECKING:
@@ -48,6 +49,9 @@ class Server:
         self._cron: asyncio.TimerHandle | None = None
         # (hard, soft, seconds) for normal clients, or None when unlimited (the default).
         self.output_limits: tuple[int, int, int] | None = None
+        # The same for clients in Pub/Sub mode (Redis's pubsub class).
+        self.pubsub_output_limits: tuple[int, int, int] | None = None
+        self.pubsub = PubSub()
         self._follow_output_limits(config["client-output-buffer-limit"])
         config.on_change("client-output-buffer-limit", self._follow_output_limits)
         self.entry_cache = EntryCache(config["stream-read-cache-bytes"])
@@ -60,6 +64,8 @@ class Server:
     def _follow_output_limits(self, limits: dict[str, tuple[int, int, int]]) -> None:
         normal = limits.get("normal", (0, 0, 0))
         self.output_limits = normal if normal[0] or normal[1] else None
+        pubsub = limits.get("pubsub", (0, 0, 0))
+        self.pubsub_output_limits = pubsub if pubsub[0] or pubsub[1] else None
 
     @property
     def last_save(self) -> int:
@@ -80,6 +86,8 @@ class Server:
 
     def client_disconnected(self, client: Client) -> None:
         self.blocking.disconnected(client)
+        if client.subs is not None:
+            self.pubsub.drop_client(client)
         if client.watched:
             self.keyspace.unwatch_all(client)
         self.clients.pop(client.id, None)

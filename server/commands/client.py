@@ -34,14 +34,17 @@ container("client", group="connection", since="2.4.0",
 
 
 def client_type(client: Client) -> str:
-    # Replication and pub/sub clients do not exist yet: every connection is a normal client.
-    return "normal"
+    # Replication does not exist yet: a client is a pubsub or a normal one.
+    subs = client.subs
+    return "pubsub" if subs is not None and subs.active() else "normal"
 
 
 def _flags(client: Client) -> str:
-    # Same letters, same order as Redis: x MULTI, b blocked, d watched key touched (EXEC will
+    # Same letters, same order as Redis: P Pub/Sub mode, x MULTI, b blocked, d watched key touched (EXEC will
     # fail), c closing after this reply, e no-evict, T no-touch; N when none applies.
     flags = ""
+    if client_type(client) == "pubsub":
+        flags += "P"
     if client.multi is not None:
         flags += "x"
     if client.blocked is not None:
@@ -76,13 +79,16 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
     tot_mem = _REPLY_BUFFER_SIZE + qbuf + argv_mem + multi_mem + pending
     cmd = client.last_command.name if client.last_command is not None else "NULL"
     events = "r" if not client.closed else ""
+    subs = client.subs
+    sub, psub, ssub = ((len(subs.channels), len(subs.patterns), len(subs.shard))
+                       if subs is not None else (0, 0, 0))
     if pending:
         events += "w"
     return (
         f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} "
         f"name={_text(client.name)} age={int(now - client.created)} "
         f"idle={int(now - client.last_interaction)} flags={_flags(client)} db={client.db.index} "
-        f"sub=0 psub=0 ssub=0 multi={len(client.multi) if client.multi is not None else -1} "
+        f"sub={sub} psub={psub} ssub={ssub} multi={len(client.multi) if client.multi is not None else -1} "
         f"watch={len(client.watched)} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
         f"multi-mem={multi_mem} rbs={_REPLY_BUFFER_SIZE} rbp=0 obl=0 oll=0 omem={pending} "
         f"tot-mem={tot_mem} events={events} cmd={cmd} user={client.user} redir=-1 "

@@ -362,6 +362,10 @@ def _getkeys(argv: list[bytes], with_flags: bool) -> Any:
         return ErrorReply("ERR Invalid command specified")
     if cmd.first_key <= 0 and cmd.key_finder is None and not cmd.key_specs:
         return ErrorReply("ERR The command has no key arguments")
+    if cmd.key_finder is None and cmd.key_specs and all(
+            "not_key" in {f.lower() for f in spec.get("flags", ())} for spec in cmd.key_specs):
+        # Only channel names where keys would be (SSUBSCRIBE, SPUBLISH): not keys to Redis.
+        return ErrorReply("ERR The command has no key arguments")
     n = len(target)
     if (cmd.arity > 0 and cmd.arity != n) or n < -cmd.arity:
         return ErrorReply("ERR Invalid number of arguments specified for command")

@@ -22,6 +22,10 @@ WRONGPASS = ErrorReply("WRONGPASS invalid username-password pair or user is disa
 def ping(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 2:
         return ErrorReply("ERR wrong number of arguments for 'ping' command")
+    subs = client.subs
+    if subs is not None and not client.resp3 and subs.active():
+        # The only reply a RESP2 subscriber can tell from a message (pubsub.c pingCommand).
+        return [b"pong", argv[1] if len(argv) == 2 else b""]
     return argv[1] if len(argv) == 2 else PONG
 
 
@@ -61,6 +65,8 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.no_evict = False
     client.no_touch = False
     client.reply_flags &= REPLY_SKIP  # CLIENT REPLY OFF / SKIP end; a skip in progress does not
+    if client.subs is not None:
+        client.server.pubsub.drop_client(client)
     client.set_authenticated(not client.server.config["requirepass"])
     return SimpleString(b"RESET")
 
