@@ -558,3 +558,42 @@ def _commands() -> st.SearchStrategy[tuple]:
 def test_generated_sequences_as_redis(server, real_redis, script: list[tuple]) -> None:
     # Only deterministic commands: both servers must give the same replies too.
     assert_same_events(server.port, real_redis.port, script, flags="KEAn")
+
+
+# --- a RESP3 client subscribed to its own events -------------------------------------------------
+
+_SELF_EXPECTED = [
+    b"+OK\r\n",
+    b">4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$16\r\n__keyspace@0__:a\r\n$3\r\nset\r\n",
+    b">4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$18\r\n__keyevent@0__:set\r\n$1\r\na\r\n",
+    b"+OK\r\n", b"+QUEUED\r\n", b"*1\r\n:2\r\n",
+    b">4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$16\r\n__keyspace@0__:a\r\n$6\r\nincrby\r\n",
+    b">4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$21\r\n__keyevent@0__:incrby\r\n$1\r\na\r\n",
+]
+
+
+def _own_events(port: int) -> list[bytes]:
+    conn = RawConnection(port)
+    try:
+        call_raw(conn, "HELLO", "3")
+        call_raw(conn, "FLUSHALL")
+        call_raw(conn, "PSUBSCRIBE", "__key*__:*")
+        _config_set(conn, "KEA")
+        conn.send(b"".join(encode_command(*argv) for argv in
+                           [("SET", "a", "1"), ("MULTI",), ("INCR", "a"), ("EXEC",)]))
+        out = [read_reply(conn) for _ in _SELF_EXPECTED]
+        _config_set(conn, "")
+        return out
+    finally:
+        conn.close()
+
+
+def test_resp3_own_events_follow_the_reply(server) -> None:
+    # Redis 7.4 sends the pushes a command causes to its own client after the command's reply
+    # (after the whole EXEC reply in a transaction). Redis 7.0 sent them before the reply, even
+    # inside EXEC's array: a 7.0-vs-7.4 difference, so the reference here is 7.4's bytes.
+    assert _own_events(server.port) == _SELF_EXPECTED
+
+
+def test_resp3_own_events_as_redis74(server, redis74) -> None:
+    assert _own_events(server.port) == _own_events(redis74) == _SELF_EXPECTED
