@@ -67,6 +67,8 @@ COMPILED = [
     "server/commands/bits.py",
     "server/commands/lcs.py",
     "zsets/order.py",
+    "server/pubsub.py",
+    "server/commands/pubsub.py",
 ]
 
 

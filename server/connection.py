@@ -264,6 +264,7 @@ class Client(asyncio.Protocol):
                 if self.flow.over_limit(limits):
                     log.warning("Client id=%d addr=%s closed for overcoming of output buffer limits.",
                                 self.id, self.addr)
+                    self.server.output_limit_disconnections += 1
                     transport.abort()
                     return
         else:

@@ -282,7 +282,7 @@ def section_stats(server: Server) -> str:
         ("dump_payload_sanitizations", 0), ("total_reads_processed", 0),
         ("total_writes_processed", 0), ("io_threaded_reads_processed", 0),
         ("io_threaded_writes_processed", 0), ("client_query_buffer_limit_disconnections", 0),
-        ("client_output_buffer_limit_disconnections", 0), ("reply_buffer_shrinks", 0),
+        ("client_output_buffer_limit_disconnections", server.output_limit_disconnections), ("reply_buffer_shrinks", 0),
         ("reply_buffer_expands", 0), ("eventloop_cycles", 0), ("eventloop_duration_sum", 0),
         ("eventloop_duration_cmd_sum", 0), ("instantaneous_eventloop_cycles_per_sec", 0),
         ("instantaneous_eventloop_duration_usec", 0),

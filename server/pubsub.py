@@ -82,19 +82,19 @@ class PubSub:
         of messages sent (what PUBLISH replies)."""
         receivers = 0
         clients = self.channels.get(channel)
+        tail = b""
         if clients is not None:
             tail = _bulk(channel) + _bulk(message)
-            self._send(clients, b"*3\r\n$7\r\nmessage\r\n" + tail, b">3\r\n$7\r\nmessage\r\n" + tail)
+            self._send(clients, b"$7\r\nmessage\r\n" + tail, b"*3\r\n", b">3\r\n")
             receivers = len(clients)
         if self.patterns:
-            tail = b""
             for pattern, subs in list(self.patterns.items()):
                 if subs.matcher.match(channel) is None:
                     continue
                 if not tail:
                     tail = _bulk(channel) + _bulk(message)
-                body = b"$8\r\npmessage\r\n" + _bulk(pattern) + tail
-                self._send(subs.clients, b"*4\r\n" + body, b">4\r\n" + body)
+                self._send(subs.clients, b"$8\r\npmessage\r\n" + _bulk(pattern) + tail,
+                           b"*4\r\n", b">4\r\n")
                 receivers += len(subs.clients)
         return receivers
 
@@ -103,16 +103,26 @@ class PubSub:
         clients = self.shard_channels.get(channel)
         if clients is None:
             return 0
-        tail = b"$8\r\nsmessage\r\n" + _bulk(channel) + _bulk(message)
-        self._send(clients, b"*3\r\n" + tail, b">3\r\n" + tail)
+        self._send(clients, b"$8\r\nsmessage\r\n" + _bulk(channel) + _bulk(message),
+                   b"*3\r\n", b">3\r\n")
         return len(clients)
 
-    def _send(self, clients: dict[Client, None], resp2: bytes, resp3: bytes) -> None:
+    def _send(self, clients: dict[Client, None], body: bytes, head2: bytes, head3: bytes) -> None:
+        """Append the message (body after the RESP2 or RESP3 header) to each client's output;
+        each encoding is built once, when a first client needs it."""
         current = self.current
+        resp2 = resp3 = b""
         for client in clients:
             if client.closed:
                 continue
-            data = resp3 if client.resp3 else resp2
+            if client.resp3:
+                if not resp3:
+                    resp3 = head3 + body
+                data = resp3
+            else:
+                if not resp2:
+                    resp2 = head2 + body
+                data = resp2
             subs = client.subs
             if client is current or (subs is not None and subs.held):
                 assert subs is not None

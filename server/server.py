@@ -52,6 +52,7 @@ class Server:
         # The same for clients in Pub/Sub mode (Redis's pubsub class).
         self.pubsub_output_limits: tuple[int, int, int] | None = None
         self.pubsub = PubSub()
+        self.output_limit_disconnections = 0  # INFO client_output_buffer_limit_disconnections
         self._follow_output_limits(config["client-output-buffer-limit"])
         config.on_change("client-output-buffer-limit", self._follow_output_limits)
         self.entry_cache = EntryCache(config["stream-read-cache-bytes"])
