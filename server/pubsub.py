@@ -32,6 +32,10 @@ def _bulk(value: bytes) -> bytes:
     return b"$%d\r\n%b\r\n" % (len(value), value)
 
 
+def _tail(channel: bytes, message: bytes) -> bytes:
+    return b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(channel), channel, len(message), message)
+
+
 class Subscriptions:
     """One client's subscriptions (insertion-ordered sets) and its held-back pushes."""
 
@@ -84,17 +88,17 @@ class PubSub:
         clients = self.channels.get(channel)
         tail = b""
         if clients is not None:
-            tail = _bulk(channel) + _bulk(message)
-            self._send(clients, b"$7\r\nmessage\r\n" + tail, b"*3\r\n", b">3\r\n")
+            tail = _tail(channel, message)
+            self._send(clients, tail, b"*3\r\n$7\r\nmessage\r\n", b">3\r\n$7\r\nmessage\r\n")
             receivers = len(clients)
         if self.patterns:
             for pattern, subs in list(self.patterns.items()):
                 if subs.matcher.match(channel) is None:
                     continue
                 if not tail:
-                    tail = _bulk(channel) + _bulk(message)
-                self._send(subs.clients, b"$8\r\npmessage\r\n" + _bulk(pattern) + tail,
-                           b"*4\r\n", b">4\r\n")
+                    tail = _tail(channel, message)
+                kind = b"$8\r\npmessage\r\n" + _bulk(pattern)
+                self._send(subs.clients, tail, b"*4\r\n" + kind, b">4\r\n" + kind)
                 receivers += len(subs.clients)
         return receivers
 
@@ -103,13 +107,13 @@ class PubSub:
         clients = self.shard_channels.get(channel)
         if clients is None:
             return 0
-        self._send(clients, b"$8\r\nsmessage\r\n" + _bulk(channel) + _bulk(message),
-                   b"*3\r\n", b">3\r\n")
+        self._send(clients, _tail(channel, message), b"*3\r\n$8\r\nsmessage\r\n",
+                   b">3\r\n$8\r\nsmessage\r\n")
         return len(clients)
 
-    def _send(self, clients: dict[Client, None], body: bytes, head2: bytes, head3: bytes) -> None:
-        """Append the message (body after the RESP2 or RESP3 header) to each client's output;
-        each encoding is built once, when a first client needs it."""
+    def _send(self, clients: dict[Client, None], tail: bytes, head2: bytes, head3: bytes) -> None:
+        """Append the message (its RESP2 or RESP3 head, then tail) to each client's output; each
+        encoding is built once, when a first client needs it."""
         current = self.current
         resp2 = resp3 = b""
         for client in clients:
@@ -117,11 +121,11 @@ class PubSub:
                 continue
             if client.resp3:
                 if not resp3:
-                    resp3 = head3 + body
+                    resp3 = head3 + tail
                 data = resp3
             else:
                 if not resp2:
-                    resp2 = head2 + body
+                    resp2 = head2 + tail
                 data = resp2
             subs = client.subs
             if client is current or (subs is not None and subs.held):

@@ -5,10 +5,9 @@ Where Redis iterates a hash table (the channels UNSUBSCRIBE without arguments wa
 patterns a PUBLISH matches, PUBSUB CHANNELS), its order is its hash order, which no other
 implementation shares: those sequences use one channel / pattern, or compare sorted.
 
-Differences between 7.0 and 7.4 that these tests step around (Rivulet follows 7.4):
-- 7.4 sends a push to the client whose command caused it after that command's reply (7.0:
-  before); tests/test_pubsub.py checks the 7.4 order.
-- 7.4 sends pushes under CLIENT REPLY OFF / SKIP (7.0 dropped them).
+A difference between 7.0 and 7.4 these tests step around (Rivulet follows 7.4): 7.4 sends a
+push to the client whose command caused it after that command's reply (7.0: before);
+tests/test_pubsub.py checks the 7.4 order.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ def run_two(port: int, steps: list[tuple[int, tuple, int]], resp3: tuple[bool, b
     """Run (connection, command, replies to read) steps on two connections; the raw replies.
 
     A step with no command, (n, (), 0), reads all that connection n was sent until a PING sent
-    now answers: the pushes that arrived meanwhile. HELLO's reply (versions, ids) is left out."""
+    now answers: the pushes that arrived meanwhile; (n, (), k) reads k replies, sending nothing. HELLO's reply (versions, ids) is left out."""
     conns = [RawConnection(port), RawConnection(port)]
     out: list[bytes] = []
     try:
@@ -54,8 +53,11 @@ def run_two(port: int, steps: list[tuple[int, tuple, int]], resp3: tuple[bool, b
                 conn.send(encode_command("HELLO", "3"))
                 read_reply(conn)
         for who, cmd, replies in steps:
-            if not cmd:
+            if not cmd and not replies:
                 out += [b"%d:" % who + reply for reply in _read_until_sync(conns[who])]
+                continue
+            if not cmd:
+                out += [b"%d:" % who + read_reply(conns[who]) for _ in range(replies)]
                 continue
             conns[who].send(encode_command(*cmd))
             for _ in range(replies):
@@ -212,6 +214,27 @@ def test_subscribe_in_multi_matches_redis(server, real_redis) -> None:
         (0, ("PUNSUBSCRIBE",), 1), (0, ("PING",), 1), (0, ("EXEC",), 1), (0, ("PING",), 1),
     ]
     assert_two_same(server, real_redis, steps)
+
+
+def test_pushes_under_client_reply_off_match_redis(server, real_redis) -> None:
+    for proto in (False, True):
+        assert_two_same(server, real_redis, [
+            (0, ("CLIENT", "REPLY", "OFF"), 0), (0, ("SUBSCRIBE", "c", "d"), 2),
+            (1, ("PUBLISH", "c", "x"), 1), (0, (), 1), (0, ("PING",), 0),
+            (0, ("UNSUBSCRIBE", "d", "c"), 2), (0, ("CLIENT", "REPLY", "ON"), 1), (0, ("PING",), 1),
+            (0, ("CLIENT", "REPLY", "SKIP"), 0), (0, ("SUBSCRIBE", "e"), 1),
+            (1, ("PUBLISH", "e", "y"), 1), (0, (), 1), (0, ("PING",), 1),
+        ], (proto, False))
+
+
+def test_multi_channel_subscribe_in_exec_matches_redis(server, real_redis) -> None:
+    # Redis writes every confirmation where the one EXEC element goes: the EXEC array counts one
+    # element and holds several pushes. Clients see the same bytes from Rivulet.
+    for proto in (False, True):
+        assert_two_same(server, real_redis, [
+            (0, ("MULTI",), 1), (0, ("SUBSCRIBE", "a", "b"), 1), (0, ("PSUBSCRIBE", "p"), 1),
+            (0, ("EXEC",), 2), (1, ("PUBSUB", "NUMSUB", "a", "b"), 1), (0, ("UNSUBSCRIBE", "b"), 1),
+        ], (proto, False))
 
 
 def test_reset_and_client_list_match_redis(server, real_redis) -> None:
