@@ -35,6 +35,7 @@ COMPILED = [
     "server/entry_cache.py",
     "server/flow.py",
     "server/keyspace.py",
+    "server/notify.py",
     "server/pending_writes.py",
     "server/scan_order.py",
     "server/stats.py",

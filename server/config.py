@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.numbers import string2ll
+from server.notify import INVALID_CLASS, flags_to_string, string_to_flags
 
 _MEMORY_UNITS = {
     "": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2, "g": 1000**3, "gb": 1024**3,
@@ -139,6 +140,14 @@ def _parse_output_limits(text: str) -> dict[str, tuple[int, int, int]]:
     return limits
 
 
+def _parse_notify_classes(text: str) -> int:
+    # Kept as the flags: their spelling can lose a class (n beside A), which must stay enabled.
+    flags = string_to_flags(text)
+    if flags < 0:
+        raise ConfigValueError(INVALID_CLASS)
+    return flags
+
+
 def _render_output_limits(value: dict[str, tuple[int, int, int]]) -> str:
     return " ".join(f"{cls} {h} {s} {sec}" for cls, (h, s, sec) in value.items())
 
@@ -226,7 +235,9 @@ PARAMS: list[Param] = [
     Param("daemonize", "no", "bool", "run in the background (not supported: always no)", mutable=False),
     Param("pidfile", "", "string", "write the pid to this file", mutable=False),
     Param("protected-mode", "yes", "bool", "refuse non-loopback clients when no password is set"),
-    Param("notify-keyspace-events", "", "string", "keyspace notifications (accepted, not emitted)"),
+    Param("notify-keyspace-events", "", "special",
+          "keyspace notification classes to publish (K E g $ l s h z x e t m d n A)",
+          parse_special=_parse_notify_classes),
     Param("lua-time-limit", "5000", "int", "kept for clients that read it", alias="busy-reply-threshold",
           maximum=2**63 - 1),
     Param("busy-reply-threshold", "5000", "int", "kept for clients that read it"),
@@ -316,4 +327,6 @@ class Config:
         value = self.values[name]
         if param.name == "client-output-buffer-limit":
             return _render_output_limits(value)
+        if param.name == "notify-keyspace-events":
+            return flags_to_string(value)
         return param.render(value)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
 from server.effects import Effects
+from server.notify import NOTIFY_EXPIRED, NOTIFY_NEW, notify
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -171,6 +172,8 @@ class Database:
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         self.signal_modified(key)
+        if old is None and self.keyspace.notify_flags & NOTIFY_NEW:
+            notify(self.keyspace, NOTIFY_NEW, b"new", key, self.index)
         if old is not None and type(old) is not type(value):
             # A type change releases clients blocked on the old type (XREADGROUP).
             self.keyspace.signal_ready(self.index, key)
@@ -180,6 +183,8 @@ class Database:
         self.data[key] = value
         self._store_access(key, value, self.keyspace.new_access())
         self.signal_modified(key)
+        if self.keyspace.notify_flags & NOTIFY_NEW:
+            notify(self.keyspace, NOTIFY_NEW, b"new", key, self.index)
         # As Redis's dbAdd: a new key may be what a blocked client waits for.
         self.keyspace.signal_ready(self.index, key)
 
@@ -203,6 +208,8 @@ class Database:
         effects = ks.effects
         if effects.active:
             effects.add(self.index, [b"DEL", key])
+        if ks.notify_flags & NOTIFY_EXPIRED:
+            notify(ks, NOTIFY_EXPIRED, b"expired", key, self.index)
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         self.expires[key] = when_ms
@@ -260,6 +267,10 @@ class Keyspace:
         self.touch_mode = TOUCH_LRU
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
+        # Keyspace notifications (server/notify.py): the enabled classes, and the server whose
+        # Pub/Sub registry publishes them.
+        self.notify_flags = 0
+        self.notify_target: Any = None
 
     def set_policy(self, policy: str) -> None:
         self.lfu = policy.endswith("-lfu")

@@ -15,6 +15,7 @@ from protocol.numbers import parse_int, string2ll
 from protocol.reply import ErrorReply
 from server.command_table import command, key_spec, run_of
 from server.keyspace import Database
+from server.notify import NOTIFY_GENERIC, NOTIFY_STRING, notify, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -157,6 +158,7 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
     mask = 0x80 >> (offset & 7)
     if current is None:
         db.add(key, bytes(byte) + _BYTE[mask if on else 0])
+        notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
         client.propagate(argv)
         return 0
     size = len(current)
@@ -165,6 +167,7 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
         grown = b"".join((current, bytes(byte - size), _BYTE[mask if on else 0]))
         db.set(key, grown, keep_ttl=True)
         _move_count(db, key, current, grown, on)
+        notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
         client.propagate(argv)
         return 0
     old = current[byte]
@@ -179,6 +182,7 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
         value = b"".join((view[:byte], new, view[byte + 1:]))
     db.set(key, value, keep_ttl=True)
     _move_count(db, key, current, value, 1 if on else -1)
+    notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
     client.propagate(argv)
     return was
 
@@ -238,7 +242,11 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
         value = bytes(bits)
         db.set(key, value, keep_ttl=True)
         _move_count(db, key, current, value, delta)
-        client.keyspace.dirty += changed - 1  # one change per changing call, as one by one
+        ks = client.keyspace
+        ks.dirty += changed - 1  # one change per changing call, as one by one
+        if ks.notify_flags & NOTIFY_STRING:
+            for _ in range(changed):
+                notify(ks, NOTIFY_STRING, b"setbit", key, db.index)
     client.out.append(b"".join(replies))
     return done
 
@@ -416,10 +424,12 @@ def bitop(client: Client, argv: list[bytes]) -> Any:
     if size == 0:
         # Every source empty or missing: the destination is deleted, not set to "".
         if db.delete(target):
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", target, db.index)
             client.propagate(argv)
         return 0
     if op == _NOT:
         db.set(target, sources[0].translate(_INVERTED))  # one pass, no int round trip
+        notify_keyspace_event(client, NOTIFY_STRING, b"set", target, db.index)
         client.propagate(argv)
         return size
     # Little-endian ints: a shorter source's missing bytes are high zero bits, which is the
@@ -434,6 +444,7 @@ def bitop(client: Client, argv: list[bytes]) -> Any:
         else:
             result ^= operand
     db.set(target, result.to_bytes(size, "little"))
+    notify_keyspace_event(client, NOTIFY_STRING, b"set", target, db.index)
     client.propagate(argv)
     return size
 
@@ -636,6 +647,7 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
             db.set(key, value, keep_ttl=True)
         # Redis counts every field changed (dirty += changes), not one per command.
         db.keyspace.dirty += changes - 1
+        notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
         client.propagate(argv)
     elif grown:
         # Redis keeps the zero padding it made room with, yet counts no change: nothing is

@@ -9,6 +9,7 @@ from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
 from server.command_table import command
 from server.keyspace import now_ms
+from server.notify import NOTIFY_GENERIC, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -78,9 +79,11 @@ def _expire_generic(client: Client, argv: list[bytes], name: str, *, relative: b
     if when <= now:
         db.delete(key)
         client.propagate([b"DEL", key])
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         db.set_expire(key, when)
         client.propagate([b"PEXPIREAT", key, b"%d" % when])
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"expire", key, db.index)
     return 1
 
 
@@ -150,4 +153,5 @@ def persist(client: Client, argv: list[bytes]) -> Any:
     if db.get(argv[1]) is None or not db.persist(argv[1]):
         return 0
     client.propagate(argv)
+    notify_keyspace_event(client, NOTIFY_GENERIC, b"persist", argv[1], db.index)
     return 1

@@ -25,6 +25,7 @@ from server.command_table import command, key_spec, on_server_start
 from server.commands import hashes as hash_commands
 from server.commands.hashes import delete_expired_field, get_hash
 from server.keyspace import Database, now_ms
+from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -131,7 +132,8 @@ def active_expire_cycle(server: Server, quota: int = CYCLE_QUOTA) -> int:
             continue  # the key's own expiry deletes it all
         effects = db.keyspace.effects
         deleted_hash = False
-        for field in h.expired_fields(now, quota - removed):
+        expired = h.expired_fields(now, quota - removed)
+        for field in expired:
             h.delete(field)
             effects.add(db.index, [b"HDEL", key, field])
             removed += 1
@@ -139,6 +141,11 @@ def active_expire_cycle(server: Server, quota: int = CYCLE_QUOTA) -> int:
                 db.delete(key)
                 deleted_hash = True
                 break
+        # One announcement per hash per visit, as Redis's hashTypeExpire.
+        if expired:
+            notify_keyspace_event(server, NOTIFY_HASH, b"hexpired", key, db.index)
+            if deleted_hash:
+                notify_keyspace_event(server, NOTIFY_GENERIC, b"del", key, db.index)
         if not deleted_hash:
             db.signal_modified(key)
             schedule(db.index, key, h)
@@ -227,9 +234,13 @@ def _hexpire(client: Client, argv: list[bytes], name: str, relative: bool, secon
     if deleted or updated:
         if deleted and h.is_empty():
             db.delete(key)
+            notify_keyspace_event(client, NOTIFY_HASH, b"hdel", key, db.index)
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
         else:
             db.signal_modified(key)
             schedule(db.index, key, h)
+            notify_keyspace_event(client, NOTIFY_HASH, b"hdel" if deleted else b"hexpire", key,
+                                  db.index)
     if updated:
         cond = [argv[3]] if condition else []
         client.propagate([b"HPEXPIREAT", key, b"%d" % when, *cond, argv[at - 1],
@@ -363,6 +374,7 @@ def hpersist(client: Client, argv: list[bytes]) -> Any:
             changed = True
     if changed:
         db.signal_modified(key)
+        notify_keyspace_event(client, NOTIFY_HASH, b"hpersist", key, db.index)
         client.propagate(argv)
     return out
 

@@ -26,6 +26,7 @@ from server.command_table import command, key_spec, on_server_start, run_of
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
 from server.keyspace import Database, now_ms
+from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.config import Config
@@ -126,20 +127,26 @@ def _follow_limits(server: Server) -> None:
     config.on_change("hash-max-listpack-value", apply)
 
 
-def delete_expired_field(client: Client, db: Database, key: bytes, h: Hash, field: bytes) -> bool:
+def delete_expired_field(client: Client, db: Database, key: bytes, h: Hash, field: bytes,
+                         announce: bool = True) -> bool:
     """Delete a field found expired, logged as HDEL (before the running command's own effect,
-    as Redis's propagateHashFieldDeletion). True when the hash went with it."""
+    as Redis's propagateHashFieldDeletion), announced as `hexpired` (and `del` when the hash
+    goes) unless the caller announces once for several. True when the hash went with it."""
     h.delete(field)
     db.keyspace.effects.add(db.index, [b"HDEL", key, field])
+    if announce:
+        notify_keyspace_event(client, NOTIFY_HASH, b"hexpired", key, db.index)
     if h.is_empty():
         db.delete(key)
+        if announce:
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
         return True
     db.signal_modified(key)
     return False
 
 
 def lookup_field(client: Client, key: bytes, h: Hash, field: bytes,
-                 now: int) -> tuple[bytes | None, bool]:
+                 now: int, announce: bool = True) -> tuple[bytes | None, bool]:
     """The live value of a field (None: absent or expired) and whether the hash was deleted
     because its last field expired. An expired field is deleted, except while the AOF loads
     (Redis only pretends it is gone then)."""
@@ -154,7 +161,7 @@ def lookup_field(client: Client, key: bytes, h: Hash, field: bytes,
         return value, False
     if client.is_loader:
         return None, False
-    return None, delete_expired_field(client, client.db, key, h, field)
+    return None, delete_expired_field(client, client.db, key, h, field, announce)
 
 
 def expire_all_fields(client: Client, key: bytes, h: Hash, now: int) -> bool:
@@ -162,10 +169,19 @@ def expire_all_fields(client: Client, key: bytes, h: Hash, now: int) -> bool:
     hash went with them."""
     if client.is_loader:
         return False
-    for field in h.expired_fields(now):
-        if delete_expired_field(client, client.db, key, h, field):
-            return True
-    return False
+    db = client.db
+    fields = h.expired_fields(now)
+    gone = False
+    for field in fields:
+        if delete_expired_field(client, db, key, h, field, False):
+            gone = True
+            break
+    # One announcement for all of them, as Redis's hashTypeExpire.
+    if fields:
+        notify_keyspace_event(client, NOTIFY_HASH, b"hexpired", key, db.index)
+        if gone:
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
+    return gone
 
 
 def live_flat(h: Hash, now: int) -> list[bytes]:
@@ -207,6 +223,7 @@ def _hset(client: Client, argv: list[bytes]) -> int:
     else:
         db.signal_modified(key)
     client.keyspace.dirty += (len(argv) - 2) // 2 - 1  # one change per field, as Redis counts
+    notify_keyspace_event(client, NOTIFY_HASH, b"hset", key, db.index)
     client.propagate(argv)
     return created
 
@@ -272,7 +289,11 @@ def hset_run(client: Client, commands: list[list[bytes]], start: int) -> int:
         db.add(key, h)
     else:
         db.signal_modified(key)
-    client.keyspace.dirty += fields - 1
+    ks = client.keyspace
+    ks.dirty += fields - 1
+    if ks.notify_flags & NOTIFY_HASH:
+        for _ in range(done):
+            notify(ks, NOTIFY_HASH, b"hset", key, db.index)
     effects = client.effects
     if effects.active:
         index = db.index
@@ -303,6 +324,7 @@ def hsetnx(client: Client, argv: list[bytes]) -> Any:
         db.add(key, h)
     else:
         db.signal_modified(key)
+    notify_keyspace_event(client, NOTIFY_HASH, b"hset", key, db.index)
     client.propagate(argv)
     return 1
 
@@ -336,12 +358,20 @@ def hmget(client: Client, argv: list[bytes]) -> Any:
         return [h.get(field) for field in argv[2:]]
     now = now_ms()
     out: list[bytes | None] = []
+    size = len(h)
+    deleted = False
     for field in argv[2:]:
-        value, deleted = lookup_field(client, key, h, field, now)
+        value, deleted = lookup_field(client, key, h, field, now, False)
         out.append(value)
         if deleted:
             out += [None] * (len(argv) - 2 - len(out))
             break
+    # One announcement for all the fields found expired, as Redis's HMGET.
+    if deleted or len(h) < size:
+        db = client.db
+        notify_keyspace_event(client, NOTIFY_HASH, b"hexpired", key, db.index)
+        if deleted:
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     return out
 
 
@@ -466,8 +496,10 @@ def hdel(client: Client, argv: list[bytes]) -> Any:
     # An expired field not yet deleted still counts, as in Redis (hashTypeDelete).
     deleted = h.delete_many(argv[2:])
     if deleted:
+        notify_keyspace_event(client, NOTIFY_HASH, b"hdel", key, db.index)
         if h.is_empty():
             db.delete(key)
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
         else:
             db.signal_modified(key)
         client.propagate(argv)
@@ -516,6 +548,7 @@ def hincrby(client: Client, argv: list[bytes]) -> Any:
     if not LLONG_MIN <= result <= LLONG_MAX:
         raise ErrorReply("ERR increment or decrement would overflow")
     _store(client, key, h, new, field, b"%d" % result)
+    notify_keyspace_event(client, NOTIFY_HASH, b"hincrby", key, client.db.index)
     client.propagate(argv)
     return result
 
@@ -541,6 +574,7 @@ def hincrbyfloat(client: Client, argv: list[bytes]) -> Any:
         raise ErrorReply("ERR increment would produce NaN or Infinity")
     text = format_long_double(result)
     _store(client, key, h, new, field, text)
+    notify_keyspace_event(client, NOTIFY_HASH, b"hincrbyfloat", key, client.db.index)
     # Logged as the HSET of the result: a replay must not redo the arithmetic.
     client.propagate([b"HSET", key, field, text])
     return text

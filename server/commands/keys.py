@@ -12,6 +12,7 @@ from server import scan_order, value_types
 from server.command_table import command, key_spec
 from server.glob import compile_glob
 from server.keyspace import TYPE_NAMES, Database, type_name
+from server.notify import NOTIFY_GENERIC, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -24,7 +25,11 @@ _DB_RANGE = ErrorReply("ERR DB index is out of range")
 
 def _delete(client: Client, argv: list[bytes]) -> int:
     db = client.db
-    deleted = sum(db.delete(key) for key in argv[1:])
+    deleted = 0
+    for key in argv[1:]:
+        if db.delete(key):
+            deleted += 1
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     if deleted:
         client.propagate(argv)
     return deleted
@@ -184,6 +189,8 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     db.delete(src)
     # Redis's dbAdd signals the new key as ready: a client blocked on dst (XREAD) must see it.
     db.keyspace.signal_ready(db.index, dst)
+    notify_keyspace_event(client, NOTIFY_GENERIC, b"rename_from", src, db.index)
+    notify_keyspace_event(client, NOTIFY_GENERIC, b"rename_to", dst, db.index)
     client.propagate(argv)
     return 1 if nx else OK
 
@@ -240,6 +247,7 @@ def copy_(client: Client, argv: list[bytes]) -> Any:
     if expire is not None:
         dst_db.set_expire(dst, expire)
     dst_db.keyspace.signal_ready(dst_db.index, dst)
+    notify_keyspace_event(client, NOTIFY_GENERIC, b"copy_to", dst, dst_db.index)
     client.propagate(argv)
     return 1
 
@@ -291,6 +299,8 @@ def move(client: Client, argv: list[bytes]) -> Any:
     if expire is not None:
         dst.set_expire(key, expire)
     src.delete(key)
+    notify_keyspace_event(client, NOTIFY_GENERIC, b"move_from", key, src.index)
+    notify_keyspace_event(client, NOTIFY_GENERIC, b"move_to", key, dst.index)
     client.propagate(argv)
     return 1
 

@@ -18,6 +18,7 @@ from server.command_table import command, key_spec, run_of
 from server.commands.mpop_args import mpop_keys
 from server.commands.mpop_args import parse_mpop as parse_mpop_args
 from server.keyspace import WRONGTYPE, Database
+from server.notify import NOTIFY_GENERIC, NOTIFY_LIST, notify, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.config import Config
@@ -90,12 +91,14 @@ def fill_of(client: Client) -> int:
     return client.server.config["list-max-listpack-size"]
 
 
-def removed_from(client: Client, key: bytes, lst: List) -> None:
-    """After elements left key's list: delete it when empty, else maybe back to a listpack
-    (listElementsRemoved)."""
+def removed_from(client: Client, key: bytes, lst: List, event: bytes) -> None:
+    """After elements left key's list: announce `event`, delete it when empty, else maybe back
+    to a listpack (listElementsRemoved)."""
     db = client.db
+    notify_keyspace_event(client, NOTIFY_LIST, event, key, db.index)
     if lst.length == 0:
         db.delete(key)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         lst.after_shrink(fill_of(client))
         db.signal_modified(key)
@@ -114,6 +117,7 @@ def push_one(client: Client, key: bytes, lst: List | None, x: bytes, head: bool)
         lst.push_head(x)
     else:
         lst.push_tail(x)
+    notify_keyspace_event(client, NOTIFY_LIST, b"lpush" if head else b"rpush", key, db.index)
 
 
 def pop_range_with_key(client: Client, key: bytes, lst: List, head: bool, count: int) -> Any:
@@ -121,7 +125,7 @@ def pop_range_with_key(client: Client, key: bytes, lst: List, head: bool, count:
     LPOP/RPOP key n (LMPOP, BLMPOP)."""
     n = count if count < lst.length else lst.length
     elements = lst.pop_many(n, head)
-    removed_from(client, key, lst)
+    removed_from(client, key, lst, b"lpop" if head else b"rpop")
     client.propagate([b"LPOP" if head else b"RPOP", key, b"%d" % n])
     return [key, elements]
 
@@ -136,7 +140,7 @@ def move(client: Client, src: bytes, dst: bytes, from_head: bool, to_head: bool,
     dlist = get_list(db, dst)
     x = slist.pop_head() if from_head else slist.pop_tail()
     push_one(client, dst, dlist, x, to_head)
-    removed_from(client, src, slist)
+    removed_from(client, src, slist, b"lpop" if from_head else b"rpop")
     client.propagate(propagate)
     return x
 
@@ -211,6 +215,7 @@ def _push(client: Client, argv: list[bytes], head: bool, xx: bool) -> Any:
                 lst.push_head(argv[j])
             else:
                 lst.push_tail(argv[j])
+    notify_keyspace_event(client, NOTIFY_LIST, b"lpush" if head else b"rpush", key, db.index)
     client.propagate(argv)
     return lst.length
 
@@ -291,7 +296,11 @@ def _push_run(client: Client, commands: list[list[bytes]], start: int, head: boo
         db.add(key, lst)
     else:
         db.signal_modified(key)
-    client.keyspace.dirty += done - 1  # one change per call, as one by one
+    ks = client.keyspace
+    ks.dirty += done - 1  # one change per call, as one by one
+    if ks.notify_flags & NOTIFY_LIST:
+        for _ in range(done):
+            notify(ks, NOTIFY_LIST, b"lpush" if head else b"rpush", key, db.index)
     effects = client.effects
     if effects.active:
         index = db.index
@@ -337,11 +346,7 @@ def _pop(client: Client, argv: list[bytes], head: bool) -> Any:
         reply: Any = elements
     else:
         reply = lst.pop_head() if head else lst.pop_tail()
-    if lst.length == 0:
-        db.delete(key)
-    else:
-        lst.after_shrink(client.server.config["list-max-listpack-size"])
-        db.signal_modified(key)
+    removed_from(client, key, lst, b"lpop" if head else b"rpop")
     client.propagate(argv)
     return reply
 
@@ -378,12 +383,18 @@ def _pop_run(client: Client, commands: list[list[bytes]], start: int, head: bool
         parts.append(b"$%d\r\n" % len(x))
         parts.append(x)
         parts.append(b"\r\n")
+    ks = client.keyspace
+    if ks.notify_flags & NOTIFY_LIST:
+        for _ in range(done):
+            notify(ks, NOTIFY_LIST, b"lpop" if head else b"rpop", key, db.index)
     if lst.length == 0:
         db.delete(key)
+        if ks.notify_flags & NOTIFY_GENERIC:
+            notify(ks, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         lst.after_shrink(client.server.config["list-max-listpack-size"])
         db.signal_modified(key)
-    client.keyspace.dirty += done - 1
+    ks.dirty += done - 1
     effects = client.effects
     if effects.active:
         index = db.index
@@ -566,6 +577,7 @@ def lset(client: Client, argv: list[bytes]) -> Any:
         raise INDEX_OUT_OF_RANGE
     lst.after_shrink(fill)
     db.signal_modified(argv[1])
+    notify_keyspace_event(client, NOTIFY_LIST, b"lset", argv[1], db.index)
     client.propagate(argv)
     return OK
 
@@ -598,6 +610,7 @@ def linsert(client: Client, argv: list[bytes]) -> Any:
     if not lst.insert(argv[3], x, after):
         return -1
     db.signal_modified(argv[1])
+    notify_keyspace_event(client, NOTIFY_LIST, b"linsert", argv[1], db.index)
     client.propagate(argv)
     return lst.length
 
@@ -616,7 +629,7 @@ def lrem(client: Client, argv: list[bytes]) -> Any:
         return 0
     removed = lst.remove(count, argv[3])
     if removed:
-        removed_from(client, key, lst)
+        removed_from(client, key, lst, b"lrem")
         client.propagate(argv)
     return removed
 
@@ -645,8 +658,10 @@ def ltrim(client: Client, argv: list[bytes]) -> Any:
     else:
         ltrim_n, rtrim_n = first, length - first - count
     lst.trim(ltrim_n, rtrim_n)
+    notify_keyspace_event(client, NOTIFY_LIST, b"ltrim", key, db.index)
     if lst.length == 0:
         db.delete(key)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         lst.after_shrink(fill_of(client))
         db.signal_modified(key)

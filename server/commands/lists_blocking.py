@@ -54,7 +54,7 @@ def _bpop(client: Client, argv: list[bytes], head: bool) -> Any:
         if lst is None or not lst.length:
             continue
         x = lst.pop_head() if head else lst.pop_tail()
-        removed_from(client, key, lst)
+        removed_from(client, key, lst, b"lpop" if head else b"rpop")
         client.propagate([b"LPOP" if head else b"RPOP", key])
         return [key, x]
     return Block(keys, timeout, NULL_ARRAY, None, List)

@@ -14,6 +14,7 @@ from server import scan_order, value_types
 from server.command_table import command, key_spec, on_server_start
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
+from server.notify import NOTIFY_GENERIC, NOTIFY_SET, notify_keyspace_event
 from sets import (
     HASHTABLE,
     INTSET,
@@ -115,14 +116,16 @@ def _lookup_all(db: Database, keys: list[bytes]) -> list[Set | None]:
     return [db.get_typed(key, Set) for key in keys]
 
 
-def _store(client: Client, dst: bytes, result: Set, argv: list[bytes]) -> int:
+def _store(client: Client, dst: bytes, result: Set, argv: list[bytes], event: bytes) -> int:
     """The *STORE commands' ending: the result replaces dst (its TTL too), an empty one deletes it."""
     db = client.db
     size = len(result)
     if size:
         db.set(dst, result)
+        notify_keyspace_event(client, NOTIFY_SET, event, dst, db.index)
         client.propagate(argv)
     elif db.delete(dst):
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", dst, db.index)
         client.propagate(argv)
     return size
 
@@ -172,6 +175,7 @@ def sadd(client: Client, argv: list[bytes]) -> Any:
                 added += 1
     if added:
         _changed(db, key, s)
+        notify_keyspace_event(client, NOTIFY_SET, b"sadd", key, db.index)
         client.propagate(argv)
     return added
 
@@ -198,8 +202,10 @@ def srem(client: Client, argv: list[bytes]) -> Any:
                 emptied = True
                 break
     if deleted:
+        notify_keyspace_event(client, NOTIFY_SET, b"srem", key, db.index)
         if emptied:
             db.delete(key)
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
         else:
             _changed(db, key, s)
         client.propagate(argv)
@@ -226,8 +232,10 @@ def smove(client: Client, argv: list[bytes]) -> Any:
         return 1 if src.contains(member) else 0
     if not src.remove(member):
         return 0
+    notify_keyspace_event(client, NOTIFY_SET, b"srem", src_key, db.index)
     if not len(src):
         db.delete(src_key)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", src_key, db.index)
     else:
         _changed(db, src_key, src)
     if dst is None:
@@ -235,6 +243,7 @@ def smove(client: Client, argv: list[bytes]) -> Any:
         db.add(dst_key, dst)
     if dst.add(member, LIMITS):
         _changed(db, dst_key, dst)
+        notify_keyspace_event(client, NOTIFY_SET, b"sadd", dst_key, db.index)
     client.propagate(argv)
     return 1
 
@@ -303,6 +312,7 @@ def _spop_count(client: Client, argv: list[bytes]) -> Any:
     s = db.get_typed(key, Set)
     if s is None or count == 0:
         return SetReply()
+    notify_keyspace_event(client, NOTIFY_SET, b"spop", key, db.index)
     if count >= len(s):
         # The whole set, as Redis replies it: through SUNION's temporary set, a hashtable
         # unless the set is an intset.
@@ -310,6 +320,7 @@ def _spop_count(client: Client, argv: list[bytes]) -> Any:
         if s.enc != INTSET:
             popped = list(set(popped))
         db.delete(key)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
         client.propagate([b"DEL", key])
         return SetReply(popped)
     chosen = pop_many(s, count, LIMITS)
@@ -339,8 +350,10 @@ def spop(client: Client, argv: list[bytes]) -> Any:
         return None
     member = s.pop_random()
     client.propagate([b"SREM", key, member])
+    notify_keyspace_event(client, NOTIFY_SET, b"spop", key, db.index)
     if not len(s):
         db.delete(key)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         _changed(db, key, s)
     return member
@@ -397,6 +410,7 @@ def _inter(client: Client, keys: list[bytes], dst: bytes | None, argv: list[byte
         # An empty set empties the intersection.
         if dst is not None:
             if db.delete(dst):
+                notify_keyspace_event(client, NOTIFY_GENERIC, b"del", dst, db.index)
                 client.propagate(argv)
             return 0
         return 0 if card_only else SetReply()
@@ -404,7 +418,7 @@ def _inter(client: Client, keys: list[bytes], dst: bytes | None, argv: list[byte
         return len(intersection(sets, limit))
     if dst is None:
         return SetReply(intersection(sets))
-    return _store(client, dst, intersection_store(sets, LIMITS), argv)
+    return _store(client, dst, intersection_store(sets, LIMITS), argv, b"sinterstore")
 
 
 @command("sinter", -2, "readonly", keys=(1, -1, 1), group="set", since="1.0.0",
@@ -473,7 +487,7 @@ def _union_diff(client: Client, keys: list[bytes], dst: bytes | None, argv: list
     result = union_or_diff(_lookup_all(client.db, keys), diff, dst is not None, LIMITS)
     if dst is None:
         return SetReply(result.members())
-    return _store(client, dst, result, argv)
+    return _store(client, dst, result, argv, b"sdiffstore" if diff else b"sunionstore")
 
 
 @command("sunion", -2, "readonly", keys=(1, -1, 1), group="set", since="1.0.0",

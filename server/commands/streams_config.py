@@ -13,6 +13,7 @@ from protocol.reply import OK, ErrorReply
 from server.command_table import command, key_spec
 from server.commands.stream_common import SYNTAX_ERROR, get_stream
 from server.keyspace import now_ms
+from server.notify import NOTIFY_STREAM, notify_keyspace_event
 from streams.idempotency import MAX_DURATION, MAX_MAXSIZE
 from streams.ids import parse_strict_id
 
@@ -71,6 +72,7 @@ def xcfgset(client: Client, argv: list[bytes]) -> Any:
         return _NO_SUCH_KEY
     s.idmp.configure(duration, maxsize)
     client.db.signal_modified(key)
+    notify_keyspace_event(client, NOTIFY_STREAM, b"xcfgset", key, client.db.index)
     client.propagate(argv)
     return OK
 

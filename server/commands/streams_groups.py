@@ -25,6 +25,7 @@ from server.commands.stream_propagate import (
 )
 from server.commands.streams_write import DELETE_POLICY_ARG, IDS_ARG, parse_ids_block
 from server.keyspace import now_ms
+from server.notify import NOTIFY_STREAM, notify_keyspace_event
 from server.subcommands import help_reply, subcommand_syntax_error
 from streams import (
     LAST,
@@ -134,6 +135,7 @@ def xgroup_create(client: Client, argv: list[bytes]) -> Any:
         client.db.add(argv[2], s)
     g = s.create_group(argv[3], last_id, entries_read)
     _touch_dirty(client)
+    notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-create", argv[2], client.db.index)
     if client.effects.active:
         # `$` is resolved here: log the concrete position.
         client.propagate([b"XGROUP", b"CREATE", argv[2], argv[3], format_id(g.last_id), b"MKSTREAM",
@@ -155,6 +157,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
     g.set_id(spec if isinstance(spec, int) else s.last_id, entries_read)
     s.bound_entries_read(g)
     _touch_dirty(client)
+    notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-setid", argv[2], client.db.index)
     if client.effects.active:
         client.propagate(position_effect(argv[2], g))
     return OK
@@ -170,6 +173,7 @@ def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
     if not s.destroy_group(argv[3]):
         return 0
     _touch_dirty(client)
+    notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-destroy", argv[2], client.db.index)
     client.propagate(argv)
     # Readers blocked on this group must be re-run so that they fail with NOGROUP.
     client.keyspace.signal_ready(client.db.index, argv[2])
@@ -185,6 +189,8 @@ def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
     assert g is not None
     if g.create_consumer(argv[4], now_ms()):
         _touch_dirty(client)
+        notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-createconsumer", argv[2],
+                              client.db.index)
         client.propagate(argv)
         return 1
     return 0
@@ -200,6 +206,8 @@ def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
     if argv[4] not in g.consumers:
         return 0
     _touch_dirty(client)
+    notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-delconsumer", argv[2],
+                          client.db.index)
     client.propagate(argv)
     return g.delete_consumer(argv[4])
 
@@ -272,6 +280,7 @@ def xackdel(client: Client, argv: list[bytes]) -> Any:
         client.keyspace.dirty += acked
         if 1 in codes:
             client.db.signal_modified(key)
+            notify_keyspace_event(client, NOTIFY_STREAM, b"xackdel", key, client.db.index)
         # The same PELs replay the same acknowledgements and deletions.
         client.propagate(argv)
     return codes
@@ -418,6 +427,9 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
                 f"ERR Unrecognized XCLAIM option '{argv[j].decode('utf-8', 'surrogateescape')}'")
         j += 1
     consumer, created = g.touch_consumer(argv[3], now)
+    if created:
+        notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-createconsumer", argv[1],
+                              client.db.index)
     moves_last_id = last_id is not None and last_id > g.last_id
     dropped: list[int] = []
     claimed = g.claim(s, consumer, ids, min_idle, now, delivery_time=delivery_time,
@@ -470,6 +482,9 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     s, g = _claim_group(client, argv)
     now = now_ms()
     consumer, created = g.touch_consumer(argv[3], now)
+    if created:
+        notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-createconsumer", argv[1],
+                              client.db.index)
     cursor, claimed, deleted = g.autoclaim(s, consumer, start, min_idle, now, count, justid)
     if claimed or deleted or created:
         _touch_dirty(client)

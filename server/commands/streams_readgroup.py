@@ -44,6 +44,7 @@ from server.commands.streams_read import (
     xread_reply,
 )
 from server.keyspace import now_ms
+from server.notify import NOTIFY_STREAM, notify_keyspace_event
 from streams import NEW, Consumer, ConsumerGroup, Stream, format_id, nogroup_xreadgroup, parse_read_id
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
         c, created = g.touch_consumer(consumer, now)
         if created:
             dirty += 1
+            notify_keyspace_event(client, NOTIFY_STREAM, b"xgroup-createconsumer", key,
+                                  client.db.index)
             if logging:
                 client.propagate(consumer_effect(key, g, consumer))
         if budget is not None and claim < 0:

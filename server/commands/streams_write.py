@@ -14,6 +14,7 @@ from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
+from server.notify import NOTIFY_STREAM, notify, notify_keyspace_event
 from streams import ACKED, DELREF, KEEPREF, Stream, StreamError, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
 from streams.idempotency import auto_iid
@@ -284,14 +285,20 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         eid = s.add(argv[field_pos:], now_ms=now_ms())
     else:
         eid = s.add(argv[field_pos:], now_ms=now_ms(), id=given[0], seq_given=given[1])
+    trimmed = 0
     if args.trims:
-        s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit,
-               policy=args.policy)
+        trimmed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx,
+                         limit=args.limit, policy=args.policy)
     if created:
         db.add(key, s)  # only now: a failed add must not leave an empty key behind
     else:
         db.signal_modified(key)
-    client.keyspace.signal_ready(db.index, key)
+    ks = client.keyspace
+    ks.signal_ready(db.index, key)
+    if ks.notify_flags & NOTIFY_STREAM:
+        notify(ks, NOTIFY_STREAM, b"xadd", key, db.index)
+        if trimmed:
+            notify(ks, NOTIFY_STREAM, b"xtrim", key, db.index)
     if given is not None and given[1] and not args.approx:
         client.propagate(argv)  # the ID and the trim as given redo exactly this
     elif client.effects.active:
@@ -319,15 +326,19 @@ def _xadd_idempotent(client: Client, args: TrimArgs, key: bytes, s: Stream, crea
         return format_id(seen)
     eid = s.add(fields, now_ms=now)
     tracker.record(pid, iid, eid)
+    trimmed = 0
     if args.trims:
-        s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit,
-               policy=args.policy)
+        trimmed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx,
+                         limit=args.limit, policy=args.policy)
     db = client.db
     if created:
         db.add(key, s)
     else:
         db.signal_modified(key)
     client.keyspace.signal_ready(db.index, key)
+    notify_keyspace_event(client, NOTIFY_STREAM, b"xadd", key, db.index)
+    if trimmed:
+        notify_keyspace_event(client, NOTIFY_STREAM, b"xtrim", key, db.index)
     if client.effects.active:
         _propagate_idempotent(client, args, key, s, eid, pid, iid, fields)
     return format_id(eid)
@@ -380,6 +391,9 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     keyspace = client.keyspace
     keyspace.dirty += done - 1  # one change per entry, as one by one
     keyspace.signal_ready(db.index, key)
+    if keyspace.notify_flags & NOTIFY_STREAM:
+        for _ in range(done):
+            notify(keyspace, NOTIFY_STREAM, b"xadd", key, db.index)
     effects = client.effects
     if effects.active:
         # Each entry as an XADD with the ID it was given (dispatch hands them on with the run).
@@ -455,6 +469,7 @@ def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int
                 break  # this call takes the single path, for its error
             tracker.record(pid, iid, eid)
             added += 1
+            notify_keyspace_event(client, NOTIFY_STREAM, b"xadd", key, index)
             sid = format_id(eid)
             if active:
                 pending.append((index, [b"XADD", key, sid, *fields]))
@@ -494,6 +509,8 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     pending = _pending_count(s) if args.policy == DELREF else 0
     removed = s.trim(maxlen=args.maxlen, minid=args.minid, approx=args.approx, limit=args.limit,
                      policy=args.policy)
+    if removed:
+        notify_keyspace_event(client, NOTIFY_STREAM, b"xtrim", key, client.db.index)
     if removed or (pending and _pending_count(s) != pending):
         client.db.signal_modified(key)
         # `~` depends on node boundaries: logged as the exact trim that removed the same entries.
@@ -517,6 +534,7 @@ def xdel(client: Client, argv: list[bytes]) -> Any:
     deleted = s.delete(ids)
     if deleted:
         client.db.signal_modified(key)
+        notify_keyspace_event(client, NOTIFY_STREAM, b"xdel", key, client.db.index)
         client.propagate(argv)
     return deleted
 
@@ -569,6 +587,7 @@ def xdelex(client: Client, argv: list[bytes]) -> Any:
     codes, changed = s.delete_ex(ids, policy)
     if changed:
         client.db.signal_modified(key)
+        notify_keyspace_event(client, NOTIFY_STREAM, b"xdelex", key, client.db.index)
         # The same state replays the same deletions and PEL changes.
         client.propagate(argv)
     return codes
@@ -614,5 +633,6 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     # Redis counts the change but does not signal the key: WATCH is not invalidated by XSETID
     # there, and clients rely on Redis's behaviour.
     client.keyspace.dirty += 1
+    notify_keyspace_event(client, NOTIFY_STREAM, b"xsetid", key, client.db.index)
     client.propagate(argv)
     return OK

@@ -12,6 +12,7 @@ from protocol.reply import OK, ErrorReply
 from server.command_table import command
 from server.commands.expire import LLONG_MAX, invalid_expire_time
 from server.keyspace import Database, now_ms
+from server.notify import NOTIFY_GENERIC, NOTIFY_STRING, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -130,9 +131,11 @@ def _set_generic(client: Client, key: bytes, value: bytes, opts: _Options, name:
     if (opts.nx and found) or (opts.xx and not found):
         return reply if opts.get else abort_reply
     db.set(key, value, keep_ttl=opts.keepttl)
+    notify_keyspace_event(client, NOTIFY_STRING, b"set", key, db.index)
     if when is not None:
         # A time already past is stored anyway: the key is then gone at the next access, as in Redis.
         db.set_expire(key, when)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"expire", key, db.index)
     if as_sent is not None:
         client.propagate(as_sent)
     else:
@@ -183,6 +186,7 @@ def getset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     old = get_string(db, argv[1])
     db.set(argv[1], argv[2])
+    notify_keyspace_event(client, NOTIFY_STRING, b"set", argv[1], db.index)
     _propagate_state(client, db, argv[1])
     return old
 
@@ -194,6 +198,7 @@ def getdel(client: Client, argv: list[bytes]) -> Any:
     value = get_string(db, argv[1])
     if value is not None:
         db.delete(argv[1])
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", argv[1], db.index)
         client.propagate(argv)
     return value
 
@@ -213,10 +218,13 @@ def getex(client: Client, argv: list[bytes]) -> Any:
         when = expire_ms(opts.expire, opts.unit, "getex", now)
         if opts.unit in (b"exat", b"pxat") and when <= now:
             db.delete(key)
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
         else:
             db.set_expire(key, when)
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"expire", key, db.index)
         _propagate_state(client, db, key)
     elif opts.persist and db.persist(key):
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"persist", key, db.index)
         _propagate_state(client, db, key)
     return value
 
@@ -242,6 +250,7 @@ def mset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     for i in range(1, len(argv), 2):
         db.set(argv[i], argv[i + 1])
+        notify_keyspace_event(client, NOTIFY_STRING, b"set", argv[i], db.index)
     client.propagate(argv)
     return OK
 
@@ -258,6 +267,7 @@ def msetnx(client: Client, argv: list[bytes]) -> Any:
         return 0
     for i in range(1, len(argv), 2):
         db.set(argv[i], argv[i + 1])
+        notify_keyspace_event(client, NOTIFY_STRING, b"set", argv[i], db.index)
     client.propagate(argv)
     return 1
 
@@ -282,6 +292,7 @@ def _incr_by(client: Client, argv: list[bytes], increment: int) -> int:
     if not LLONG_MIN <= result <= LLONG_MAX:
         raise ErrorReply("ERR increment or decrement would overflow")
     _store_number(db, key, current is not None, str(result).encode())
+    notify_keyspace_event(client, NOTIFY_STRING, b"incrby", key, db.index)
     client.propagate(argv)
     return result
 
@@ -335,6 +346,7 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
     _store_number(db, key, current is not None, text)
     # Redis stores the result as a string, never as an integer, even when it reads as one.
     db.encodings[key] = b"embstr" if len(text) <= 44 else b"raw"
+    notify_keyspace_event(client, NOTIFY_STRING, b"incrbyfloat", key, db.index)
     _propagate_state(client, db, key)
     return text
 
@@ -357,6 +369,7 @@ def append(client: Client, argv: list[bytes]) -> Any:
         _check_length(client, len(current), len(suffix))
         db.set(key, current + suffix, keep_ttl=True)
         db.encodings[key] = b"raw"  # Redis appends to its own (unshared, raw) copy
+    notify_keyspace_event(client, NOTIFY_STRING, b"append", key, db.index)
     _propagate_state(client, db, key)
     return len(db.data[key])
 
@@ -415,6 +428,7 @@ def setrange(client: Client, argv: list[bytes]) -> Any:
         padded = current.ljust(offset, b"\0") if len(current) < offset else current
         db.set(key, padded[:offset] + patch + padded[offset + len(patch):], keep_ttl=True)
     db.encodings[key] = b"raw"  # written in place into a raw string, as in Redis
+    notify_keyspace_event(client, NOTIFY_STRING, b"setrange", key, db.index)
     _propagate_state(client, db, key)
     return len(db.data[key])
 

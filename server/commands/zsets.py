@@ -20,6 +20,7 @@ from server.commands.mpop_args import mpop_keys
 from server.commands.mpop_args import parse_mpop as parse_mpop_args
 from server.commands.zsets_meta import META
 from server.glob import compile_glob
+from server.notify import NOTIFY_GENERIC, NOTIFY_ZSET, notify_keyspace_event
 from zsets import INF, LexBound, ZSet, parse_lex_bound
 
 if TYPE_CHECKING:
@@ -111,11 +112,13 @@ def shrink_to_listpack_if_fits(client: Client, zs: ZSet) -> None:
         zs.to_listpack()
 
 
-def after_removal(client: Client, key: bytes, zs: ZSet) -> None:
-    """A sorted set that lost members: deleted when empty, as Redis does."""
+def after_removal(client: Client, key: bytes, zs: ZSet, event: bytes) -> None:
+    """A sorted set that lost members: announced as `event`, deleted when empty, as Redis does."""
     db = client.db
+    notify_keyspace_event(client, NOTIFY_ZSET, event, key, db.index)
     if len(zs) == 0:
         db.delete(key)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         db.signal_modified(key)
 
@@ -255,6 +258,8 @@ def _zadd_generic(client: Client, argv: list[bytes], incr: bool) -> Any:
     finally:
         if added or updated:
             db.signal_modified(key)
+            notify_keyspace_event(client, NOTIFY_ZSET, b"zincr" if incr else b"zadd", key,
+                                  db.index)
             client.propagate(argv)
     if incr:
         return score if processed else None
@@ -287,7 +292,7 @@ def zrem(client: Client, argv: list[bytes]) -> Any:
             if not len(zs):
                 break
     if deleted:
-        after_removal(client, key, zs)
+        after_removal(client, key, zs, b"zrem")
         client.propagate(argv)
     return deleted
 
@@ -330,7 +335,7 @@ def _zremrange(client: Client, argv: list[bytes], kind: str) -> Any:
         lo, hi = zs.lex_bounds(*lrange)
     deleted = zs.delete_index_range(lo, hi)
     if deleted:
-        after_removal(client, key, zs)
+        after_removal(client, key, zs, b"zremrangeby" + kind.encode())
         client.propagate(argv)
     return deleted
 
@@ -526,9 +531,11 @@ def _store_range(client: Client, argv: list[bytes], items: Iterable[tuple[float,
     if len(result):
         db.set(dst, result)
         db.keyspace.signal_ready(db.index, dst)
+        notify_keyspace_event(client, NOTIFY_ZSET, b"zrangestore", dst, db.index)
         client.propagate(argv)
         return len(result)
     if db.delete(dst):
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", dst, db.index)
         client.propagate(argv)
     return 0
 
@@ -576,6 +583,9 @@ def pop_reply(client: Client, db: Database, key: bytes, zs: ZSet, from_max: bool
     """Pop up to count members (ZPOP*, BZPOP*, ZMPOP): [member, score] pairs when nested, a flat
     member, score, ... list otherwise. Deletes the key when emptied."""
     out: list[Any] = []
+    if count and len(zs):
+        notify_keyspace_event(client, NOTIFY_ZSET, b"zpopmax" if from_max else b"zpopmin", key,
+                              db.index)
     for _ in range(min(count, len(zs))):
         member, score = zs.pop(from_max)
         if nested:
@@ -585,6 +595,7 @@ def pop_reply(client: Client, db: Database, key: bytes, zs: ZSet, from_max: bool
             out.append(score)
     if not len(zs):
         db.delete(key)
+        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         db.signal_modified(key)
     return out

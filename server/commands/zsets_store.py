@@ -19,12 +19,14 @@ from server.commands.zsets import (
     zcommand,
 )
 from server.keyspace import WRONGTYPE
+from server.notify import NOTIFY_GENERIC, NOTIFY_ZSET, notify_keyspace_event
 from sets import Set
 
 if TYPE_CHECKING:
     from server.connection import Client
 
 UNION, INTER, DIFF = 1, 2, 3
+_STORE_EVENTS = {UNION: b"zunionstore", INTER: b"zinterstore", DIFF: b"zdiffstore"}
 SUM, MIN, MAX = 1, 2, 3
 
 
@@ -171,9 +173,11 @@ def _generic(client: Client, argv: list[bytes], dst: bytes | None, at: int, op: 
             shrink_to_listpack_if_fits(client, zs)
             db.set(dst, zs)
             db.keyspace.signal_ready(db.index, dst)
+            notify_keyspace_event(client, NOTIFY_ZSET, _STORE_EVENTS[op], dst, db.index)
             client.propagate(argv)
             return len(zs)
         if db.delete(dst):
+            notify_keyspace_event(client, NOTIFY_GENERIC, b"del", dst, db.index)
             client.propagate(argv)
         return 0
     ordered = sorted((score, member) for member, score in result.items())
