@@ -634,10 +634,12 @@ class ConsumerGroup:
 
     def lag(self, stream: Stream) -> int | None:
         """Entries not yet delivered to the group, or None when it cannot be known (XINFO)."""
-        if not stream.entries_added:
-            return 0
-        if self.entries_read is not None and self.last_id >= stream.first_id and \
-                not stream.range_has_tombstones(self.last_id, None):
+        # Redis 7.4's streamReplyWithCGLag, branch by branch.
+        if not stream.entries_added or not len(stream):
+            return 0  # never written, or every entry deleted since
+        if self.last_id < stream.first_id and stream.max_deleted_id < stream.first_id:
+            return len(stream)  # the group and every deletion are behind the first entry
+        if self.entries_read is not None and not stream.range_has_tombstones(self.last_id, None):
             return stream.entries_added - self.entries_read
         er = stream.estimate_distance(self.last_id)
         return None if er is None else stream.entries_added - er

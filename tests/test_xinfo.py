@@ -382,3 +382,17 @@ def test_differential_full_and_consumers(server, real_redis):
         assert list(u) == [b"name", b"pending", b"idle", b"inactive"]
         assert list(v) == [b"name", b"pending", b"idle"]
         assert _strip_times(u) == _strip_times(v)
+
+
+def test_group_lag_of_an_emptied_stream_is_zero_as_in_7_4(r: redis.Redis) -> None:
+    # Redis 7.4's streamReplyWithCGLag: a stream whose entries were all deleted reports lag 0
+    # for every group (7.0 reported entries-added minus entries-read: 2 here).
+    r.xadd("s", {"f": "v"}, id="1-1")
+    r.xadd("s", {"f": "v"}, id="1-2")
+    r.xgroup_create("s", "g", id="0")
+    r.xtrim("s", maxlen=0)
+    assert [g["lag"] for g in r.xinfo_groups("s")] == [0]
+    # Behind the first entry, with every deletion behind it too: the lag is the length.
+    r.xadd("s", {"f": "v"}, id="2-1")
+    r.xadd("s", {"f": "v"}, id="2-2")
+    assert [g["lag"] for g in r.xinfo_groups("s")] == [2]
