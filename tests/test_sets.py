@@ -9,7 +9,7 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import call_raw, err, plain
+from tests.helpers import call_raw, encode_command, err, plain, read_reply
 from tests.serverproc import RawConnection
 
 
@@ -400,3 +400,53 @@ def test_compact_order_follows_the_model(r: redis.Redis, script) -> None:
             got = p.execute_command("SMEMBERS", k)
             want = model[k].expected() if k in model else []
             assert (sorted(got) if k in model and model[k].enc == "hashtable" else got) == want
+
+
+# --- pipelined SADDs to one set (one lookup and change signal per run) ----------------------------
+
+
+def _pipelined_sadd_replies(port: int, script: list[tuple]) -> list[bytes]:
+    conn = RawConnection(port)
+    try:
+        call_raw(conn, "FLUSHALL")
+        conn.send(b"".join(encode_command(*cmd) for cmd in script))
+        return [read_reply(conn) for _ in script]
+    finally:
+        conn.close()
+
+
+def test_pipelined_sadds_match_redis(server, real_redis) -> None:
+    # Runs convert intset -> listpack -> hashtable mid-way, as one call at a time does.
+    script: list[tuple] = [("SADD", "s", 1)]
+    for i in range(700):
+        script.append(("SADD", "s", i % 600, i % 7))
+        if i == 300:
+            script += [("OBJECT", "ENCODING", "s"), ("SADD", "s", "text"), ("OBJECT", "ENCODING", "s")]
+        if i % 111 == 0:
+            script += [("sadd", "s", "x"), ("SADD", "other", 1), ("SCARD", "s")]
+    script += [("SCARD", "s"), ("OBJECT", "ENCODING", "s"), ("SISMEMBER", "s", 599),
+               ("SMISMEMBER", "s", "text", "x", 600)]
+    script += [("SADD", "t", f"m{i}") for i in range(200)]  # listpack -> hashtable past 128
+    script += [("SCARD", "t"), ("OBJECT", "ENCODING", "t")]
+    ours = _pipelined_sadd_replies(server.port, script)
+    theirs = _pipelined_sadd_replies(real_redis.port, script)
+    for cmd, mine, ref in zip(script, ours, theirs, strict=True):
+        assert mine == ref, f"{cmd!r}: rivulet {mine!r} != redis {ref!r}"
+
+
+def test_sadd_counts_one_change_per_member_added_as_redis(server, real_redis) -> None:
+    script = [("SADD", "s", 1, 2, 3), ("SADD", "s", 3, 4), ("SADD", "s", 4), ("SADD", "s", 5, 6)]
+    changes = []
+    for port in (server.port, real_redis.port):
+        r = redis.Redis(port=port)
+        r.flushall()
+        before = r.info("persistence")["rdb_changes_since_last_save"]
+        conn = RawConnection(port)
+        try:
+            conn.send(b"".join(encode_command(*cmd) for cmd in script))
+            assert [read_reply(conn) for _ in script] == [b":3\r\n", b":1\r\n", b":0\r\n", b":2\r\n"]
+        finally:
+            conn.close()
+        r.sadd("s", 7, 8)
+        changes.append(r.info("persistence")["rdb_changes_since_last_save"] - before)
+    assert changes[0] == changes[1] == 8

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import ErrorReply, SetReply
 from server import scan_order, value_types
-from server.command_table import command, key_spec, on_server_start
+from server.command_table import command, key_spec, on_server_start, run_of
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
-from server.notify import NOTIFY_GENERIC, NOTIFY_SET, notify_keyspace_event
+from server.notify import NOTIFY_GENERIC, NOTIFY_SET, notify, notify_keyspace_event
 from sets import (
     HASHTABLE,
     INTSET,
@@ -154,11 +154,24 @@ def sadd(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
     s = db.get_typed(key, Set)
     limits = LIMITS
+    created = s is None
     if s is None:
         s = Set.create(argv[2], len(argv) - 2, limits)
-        db.add(key, s)
+        db.add(key, s)  # counts one change
     else:
         s.maybe_convert(len(argv) - 2, limits)
+    added = _add_members(s, argv, limits)
+    if added:
+        if not created:
+            _changed(db, key, s)
+        client.keyspace.dirty += added - 1  # one change per member added, as Redis counts
+        notify_keyspace_event(client, NOTIFY_SET, b"sadd", key, db.index)
+        client.propagate(argv)
+    return added
+
+
+def _add_members(s: Set, argv: list[bytes], limits: Limits) -> int:
+    """SADD's members argv[2:] into s, converting as Redis does: how many were new."""
     added = 0
     if s.enc == HASHTABLE:
         data = s.data
@@ -173,11 +186,53 @@ def sadd(client: Client, argv: list[bytes]) -> Any:
         for j in range(2, len(argv)):
             if s.add(argv[j], limits):
                 added += 1
-    if added:
-        _changed(db, key, s)
-        notify_keyspace_event(client, NOTIFY_SET, b"sadd", key, db.index)
-        client.propagate(argv)
     return added
+
+
+@run_of("sadd")
+def sadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `SADD key member...` to one existing set, as a client pipelines them: one
+    lookup, one change signal, the replies encoded together. Each call converts, adds, answers,
+    counts and is logged as it would alone; another command, key or spelling ends the run, and a
+    missing key or one of another type leaves the calls to the single path."""
+    first = commands[start]
+    name = first[0]
+    key = first[1]
+    n = len(commands)
+    end = start
+    while end < n:
+        argv = commands[end]
+        if len(argv) < 3 or argv[0] != name or argv[1] != key:
+            break
+        end += 1
+    done = end - start
+    if done < 2:
+        return 0
+    db = client.db
+    s = db.get(key)
+    if type(s) is not Set:
+        return 0
+    limits = LIMITS
+    ks = client.keyspace
+    effects = client.effects
+    replies: list[bytes] = []
+    total = 0
+    for i in range(start, end):
+        argv = commands[i]
+        s.maybe_convert(len(argv) - 2, limits)
+        added = _add_members(s, argv, limits)
+        replies.append(b":%d\r\n" % added)
+        if added:
+            total += added
+            if effects.active:
+                effects.pending.append((db.index, argv))
+            if ks.notify_flags & NOTIFY_SET:
+                notify(ks, NOTIFY_SET, b"sadd", key, db.index)
+    if total:
+        _changed(db, key, s)
+        ks.dirty += total - 1
+    client.out.append(b"".join(replies))
+    return done
 
 
 @command("srem", -3, "write fast", keys=(1, 1, 1), group="set", since="1.0.0",
