@@ -296,6 +296,13 @@ class Config:
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
 
+    def __contains__(self, name: object) -> bool:
+        # Code that takes any mapping of settings (the RDB codecs) asks `name in config`.
+        return name in self.values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
     def assign(self, name: str, value: Any) -> None:
         """Put back an already parsed value (CONFIG SET restoring after a failed change)."""
         self.values[name] = value

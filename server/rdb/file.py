@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from server.rdb.primitives import RdbError, RdbReader, RdbWriter, crc64
-from server.rdb.values import read_value, write_value
+from server.rdb.values import EmptyKeyError, read_value, write_value
 
 if TYPE_CHECKING:
     from server.config import Config
@@ -115,7 +115,7 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
 
     compress = bool(config["rdbcompression"])
     sink = _Sink(fh, bool(config["rdbchecksum"]), bool(config["rdb-save-incremental-fsync"]))
-    w = RdbWriter(compress=compress)
+    w = RdbWriter(compression=compress)
     w.raw(b"REDIS%04d" % RDB_VERSION)
     _aux(w, b"redis-ver", (redis_version or REDIS_VERSION).encode())
     _aux(w, b"redis-bits", b"64")
@@ -127,6 +127,8 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
     save_lfu = policy.endswith("-lfu")
     lru_clock = keyspace.lru_clock
     keys = 0
+    tmp = RdbWriter(compression=compress)
+    scratch = tmp.buf
     for db in keyspace.dbs:
         data = db.data
         if not data:
@@ -151,11 +153,16 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
                 access = db.access_of(key)
                 w.type(OP_FREQ)
                 w.raw(bytes((keyspace.lfu_counter(access) if access is not None else 0,)))
-            write_value(w, value, config, key)
+            # The value's encoding starts with its type byte, which goes before the key.
+            scratch.clear()
+            write_value(tmp, value, config, key)
+            w.buf.append(scratch[0])
+            w.string(key)
+            w.buf += memoryview(scratch)[1:]
             keys += 1
-            if w.size() >= _CHUNK:
+            if len(w.buf) >= _CHUNK:
                 sink.write(w.getvalue())
-                w = RdbWriter(compress=compress)
+                w = RdbWriter(compression=compress)
     w.type(OP_EOF)
     sink.write(w.getvalue())
     crc = sink.crc if sink.checksum else 0
@@ -215,6 +222,7 @@ class RdbFile:
     resize: dict[int, tuple[int, int]] = field(default_factory=dict)
     checksum_stored: int | None = None
     checksum_computed: int | None = None
+    empty_keys_skipped: int = 0
     end: int = 0
 
 
@@ -231,10 +239,16 @@ def read_header(data: bytes) -> int:
     return version
 
 
+Trace = Callable[[str, int, Any], None]
+
+
 def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases: int,
-             *, verify_checksum: bool = True) -> Iterator[KeyRecord]:
+             *, verify_checksum: bool = True, trace: Trace | None = None) -> Iterator[KeyRecord]:
     """Every key of an RDB file's bytes, in order; the envelope goes into info as it is met.
-    Raises RdbLoadError at the first damage (with the offset reading stopped at)."""
+    Raises RdbLoadError at the first damage (with the offset reading stopped at). `trace`, if
+    given, hears of each envelope item and of what is being read (the checker's report)."""
+    if trace is not None:
+        trace("doing", 0, "check-header")
     info.version = read_header(data)
     r = RdbReader(data, 9)
     db = 0
@@ -242,12 +256,14 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
     start = 9
     try:
         while True:
+            if trace is not None:
+                trace("doing", r.pos, "read-type")
             op = r.type()
             if op == OP_EXPIRETIME_MS:
                 expire = r.millis()
                 continue
             if op == OP_EXPIRETIME:
-                expire = int.from_bytes(r.raw(4), "little", signed=True) * 1000
+                expire = r.seconds() * 1000
                 continue
             if op == OP_FREQ:
                 freq = r.raw(1)[0]
@@ -264,10 +280,14 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                         f"FATAL: Data file was created with a Redis server configured to handle "
                         f"more than {databases} databases. Exiting", r.pos)
                 start = r.pos
+                if trace is not None:
+                    trace("selectdb", r.pos, db)
                 continue
             if op == OP_RESIZEDB:
                 info.resize[db] = (r.length(), r.length())
                 start = r.pos
+                if trace is not None:
+                    trace("resizedb", r.pos, info.resize[db])
                 continue
             if op == OP_SLOT_INFO:
                 r.length()
@@ -276,8 +296,12 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                 start = r.pos
                 continue
             if op == OP_AUX:
+                if trace is not None:
+                    trace("doing", r.pos, "read-aux")
                 info.aux.append((r.string(), r.string()))
                 start = r.pos
+                if trace is not None:
+                    trace("aux", r.pos, info.aux[-1])
                 continue
             if op == OP_MODULE_AUX:
                 raise RdbLoadError(
@@ -289,12 +313,25 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                 raise RdbLoadError(
                     "The RDB file contains a function library (FUNCTION LOAD), and functions are "
                     "not supported: delete them in Redis (FUNCTION FLUSH) before saving", r.pos - 1)
+            if trace is not None:
+                trace("doing", r.pos, "read-key")
+                trace("type", r.pos, op)
             key = r.string()
-            value = read_value(r, op, config, now_ms)
-            yield KeyRecord(db, key, op, value, expire, idle, freq, start)
+            if trace is not None:
+                trace("doing", r.pos, "read-object-value")
+                trace("key", r.pos, key)
+            try:
+                value = read_value(r, op, config, now_ms)
+            except EmptyKeyError:
+                # Old Redis versions could save empty keys: Redis skips them, and so do we.
+                info.empty_keys_skipped += 1
+            else:
+                yield KeyRecord(db, key, op, value, expire, idle, freq, start)
             expire = idle = freq = -1
             start = r.pos
         end = r.pos
+        if trace is not None:
+            trace("doing", r.pos, "check-sum")
         if info.version >= 5:
             stored = int.from_bytes(r.raw(8), "little")
             info.checksum_stored = stored
@@ -306,9 +343,10 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                         f"Wrong RDB checksum expected: ({computed:x}) but got ({stored:x}). "
                         "Aborting now.", end)
         info.end = r.pos
+        if trace is not None:
+            trace("end", r.pos, info)
     except RdbError as exc:
-        raise RdbLoadError(str(exc.args[0]) if exc.args else "RDB error",
-                           getattr(exc, "offset", r.pos)) from None
+        raise RdbLoadError(exc.message, exc.offset if exc.offset >= 0 else r.pos) from None
     except (IndexError, ValueError) as exc:
         raise RdbLoadError(f"Unexpected EOF reading RDB file ({exc})", r.pos) from None
 
@@ -369,7 +407,8 @@ def load_rdb(data: bytes, keyspace: Keyspace, config: Config, stats: LoadStats,
 
 
 def is_short_read(exc: RdbLoadError, size: int) -> bool:
-    return exc.offset >= size or "EOF" in exc.message or "short read" in exc.message.lower()
+    text = exc.message.lower()
+    return exc.offset >= size or "eof" in text or "end of data" in text
 
 
 def rdb_error_text(path: str, exc: RdbLoadError, size: int) -> str:
