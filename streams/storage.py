@@ -490,6 +490,48 @@ class EntryStore:
             self.append(eids[i], entries[i], sizes[i])
             i += 1
 
+    def load_node(
+        self, master_id: int, names: tuple[bytes, ...], msd: list[int], seq: list[int],
+        offs: list[int], data: bytes, dead: bytearray | None,
+    ) -> None:
+        """Add a whole node in its packed form (`Node`'s documentation), after every node held:
+        how a stream is restored from a serialized copy without re-adding entry by entry.
+
+        `master_id` is the node's key (its first entry's ID, deleted or not); entry i has the
+        ID ((master_id >> 64) + msd[i]) << 64 | seq[i] and its fields at data[offs[i]:];
+        `dead` is the tombstone bitmap (None: no entry deleted). The caller guarantees the IDs
+        ascend and follow every ID stored, and that the data is well formed.
+        """
+        node = Node(master_id >> 64, names)
+        if self.nodes and self.nodes[-1].fields == names:
+            node.fields = self.nodes[-1].fields
+        n = len(msd)
+        if n and max(msd) > _U32:
+            node.msd = array("Q", msd)
+            node.per += 4
+        else:
+            node.msd = array("I", msd)
+        if n and max(seq) > _U32:
+            node.seq = array("Q", seq)
+            node.per += 4
+        else:
+            node.seq = array("I", seq)
+        if n and offs[-1] > 0xFFFF:
+            node.offs = array("I", offs)
+            node.per += 2
+        else:
+            node.offs = array("H", offs)
+        node.data = data
+        live = n
+        if dead is not None:
+            for b in dead:
+                live -= bin(b).count("1")
+        node.dead = dead
+        node.live = live
+        self.nodes.append(node)
+        self.keys.append(master_id)
+        self.length += live
+
     def delete(self, eid: int) -> bool:
         """XDEL one ID: flag it deleted, freeing its node if no live entry remains."""
         ni = bisect_right(self.keys, eid) - 1
