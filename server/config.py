@@ -271,6 +271,10 @@ PARAMS: list[Param] = [
     Param("unixsocket", "", "string", "kept for clients that read it (no unix socket)", mutable=False),
     Param("maxmemory-samples", "5", "int", "kept for clients that read it", minimum=1, maximum=64),
     Param("replica-read-only", "yes", "bool", "kept for clients that read it"),
+    # RESTORE payloads are always checked whole (Rivulet rebuilds its own structures from them);
+    # the setting is accepted, and read back, as Redis's.
+    Param("sanitize-dump-payload", "no", "enum", "deep checks of RESTORE payloads: no, yes or clients",
+          choices=("no", "yes", "clients")),
 ]
 
 

@@ -54,3 +54,26 @@ def redis74() -> Iterator[redis.Redis]:
 def payload_body(payload: bytes) -> bytes:
     """A DUMP payload without its 2-byte version and 8-byte CRC trailer."""
     return payload[:-10]
+
+
+def snapshot(client: redis.Redis, key: str, field_times: bool = True) -> list:
+    """What a key holds, read back with commands, in a form that compares across servers: the type,
+    the OBJECT ENCODING, then the content (sets and hashes sorted: their table order is Redis's
+    hashing), and with `field_times` each hash field's expiry time (HPEXPIRETIME, Redis 7.4)."""
+    kind = client.type(key).decode()
+    out: list = [kind, client.object("encoding", key).decode()]
+    if kind == "string":
+        out.append(client.get(key).hex())
+    elif kind == "list":
+        out.append([x.hex() for x in client.lrange(key, 0, -1)])
+    elif kind == "set":
+        out.append(sorted(x.hex() for x in client.smembers(key)))
+    elif kind == "zset":
+        out.append([[m.hex(), repr(s)] for m, s in client.zrange(key, 0, -1, withscores=True)])
+    elif kind == "hash":
+        pairs = sorted(client.hgetall(key).items())
+        out.append([[f.hex(), v.hex()] for f, v in pairs])
+        if field_times and pairs:
+            times = client.execute_command("HPEXPIRETIME", key, "FIELDS", len(pairs), *[f for f, _ in pairs])
+            out.append(list(times))
+    return out
