@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from server.connection import Client
 
 
-@command("bgrewriteaof", 1, "admin noasync noscript", group="server", since="1.0.0",
+@command("bgrewriteaof", 1, "admin noscript no_async_loading", group="server", since="1.0.0",
          summary="Asynchronously rewrites the append-only file to disk.")
 def bgrewriteaof(client: Client, argv: list[bytes]) -> Any:
     persistence = client.server.persistence
@@ -33,7 +33,7 @@ def bgrewriteaof(client: Client, argv: list[bytes]) -> Any:
     return SimpleString(b"Background append only file rewriting started")
 
 
-@command("bgsave", -1, "admin noasync noscript", group="server", since="1.0.0",
+@command("bgsave", -1, "admin noscript no_async_loading", group="server", since="1.0.0",
          summary="Asynchronously saves the database(s) to disk.")
 def bgsave(client: Client, argv: list[bytes]) -> Any:
     schedule = False
@@ -58,7 +58,7 @@ def bgsave(client: Client, argv: list[bytes]) -> Any:
     return SimpleString(b"Background saving started")
 
 
-@command("save", 1, "admin noscript noasync no_multi", group="server", since="1.0.0",
+@command("save", 1, "admin noscript no_async_loading no_multi", group="server", since="1.0.0",
          summary="Synchronously saves the database(s) to disk.")
 def save(client: Client, argv: list[bytes]) -> Any:
     persistence = client.server.persistence
@@ -73,6 +73,7 @@ def save(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("lastsave", 1, "loading stale fast", group="server", since="1.0.0",
+         acl=("@admin", "@dangerous"),
          summary="Returns the Unix timestamp of the last successful save to disk.")
 def lastsave(client: Client, argv: list[bytes]) -> Any:
     return client.server.persistence.last_save

@@ -63,6 +63,9 @@ class Persistence:
         self.load_failed = False
         config = server.config
         config.on_change("appendonly", self._appendonly_changed)
+        # Whether a failed background save refuses writes depends on these: re-decided at once.
+        config.on_change("stop-writes-on-bgsave-error", lambda _value: self._sync_error_state())
+        config.on_change("save", lambda _value: self._sync_error_state())
         config.on_change("appendfsync", self._fsync_changed)
 
     @property
@@ -238,7 +241,7 @@ class Persistence:
             return
         started = self.rdb.started
         result = self.rdb.poll()
-        if self.rdb.in_progress:
+        if self.rdb.child_pid is not None:
             return
         self.last_bgsave_seconds = int(time.monotonic() - started)
         if result is True:
