@@ -187,7 +187,7 @@ def test_shutdown_saves_as_redis_does(server_factory, save: str, command: str, s
 
 
 def test_sigterm_saves_with_save_points(server_factory) -> None:
-    srv = server_factory("--appendonly", "no")  # the default save points
+    srv = server_factory("--appendonly", "no", "--save", "3600 1 300 100 60 10000")
     redis.Redis(port=srv.port).set("k", "v")
     assert srv.stop(signal.SIGTERM) == 0
     assert "Saving the final RDB snapshot before exiting." in srv.log()
@@ -213,7 +213,7 @@ def _repair_saving(srv: ServerProcess) -> None:
 
 
 def test_a_failed_bgsave_refuses_writes_until_a_save_succeeds(server_factory) -> None:
-    srv = server_factory("--appendonly", "no")
+    srv = server_factory("--appendonly", "no", "--save", "3600 1")
     c = redis.Redis(port=srv.port)
     c.set("a", 1)
     _break_saving(srv)
@@ -256,7 +256,7 @@ def test_a_failed_save_does_not_refuse_writes_without_save_points(server_factory
 
 
 def test_shutdown_force_exits_although_the_save_fails(server_factory) -> None:
-    srv = server_factory("--appendonly", "no")
+    srv = server_factory("--appendonly", "no", "--save", "3600 1")
     c = redis.Redis(port=srv.port)
     c.set("a", 1)
     _break_saving(srv)
@@ -267,7 +267,7 @@ def test_shutdown_force_exits_although_the_save_fails(server_factory) -> None:
 
 
 def test_sigterm_keeps_running_when_the_final_save_fails(server_factory) -> None:
-    srv = server_factory("--appendonly", "no")
+    srv = server_factory("--appendonly", "no", "--save", "3600 1")
     c = redis.Redis(port=srv.port)
     c.set("a", 1)
     _break_saving(srv)
@@ -392,6 +392,16 @@ def test_config_of_snapshots_as_redis(server, real_redis) -> None:
         ("CONFIG", "SET", "save", ""),
     ]
     assert_same_as_redis(server, real_redis, script)
+
+
+def test_the_default_save_points_are_redis_74s() -> None:
+    from server.cli import build_config
+
+    assert build_config([])["save"] == [3600, 1, 300, 100, 60, 10000]
+    assert build_config(["--save", ""])["save"] == []
+    # Each `save` adds its points; the first replaces the defaults.
+    assert build_config(["--save", "10", "1", "--save", "20 2"])["save"] == [10, 1, 20, 2]
+    assert build_config(["--save", "", "--save", "5 5"])["save"] == [5, 5]
 
 
 def test_dbfilename_is_protected_and_a_plain_name(server_factory) -> None:
