@@ -22,6 +22,7 @@ from bench.keys import KeyAccessCase
 from bench.latency import LatencyCase
 from bench.lists_bench import BlpopHandoffCase, ListMemoryCase, ListPushPopCase
 from bench.memory import MemoryCase
+from bench.rdb_load import RdbLoadCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
 from bench.runner import run_case
@@ -41,7 +42,8 @@ CASES: dict[str, Case] = {c.name: c for c in
                            HashThroughputCase(), HashMemoryCase(),
                            ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase(),
                            BitsCase(),
-                           ZaddCase(), ZrangeCase(), ZsetMemoryCase()]}
+                           ZaddCase(), ZrangeCase(), ZsetMemoryCase(),
+                           RdbLoadCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

@@ -62,13 +62,14 @@ def check_bytes(data: bytes, name: str) -> Report:
 
     now = int(time.time() * 1000)
     try:
-        for rec in iter_rdb(data, config, report.info, now, 2**31, trace=trace):
+        for db, _key, rdb_type, _value, expire, _idle, _freq, _offset in iter_rdb(
+                data, config, report.info, now, 2**31, trace=trace):
             report.keys += 1
-            if rec.expire_ms != -1:
+            if expire != -1:
                 report.expires += 1
-                if rec.expire_ms < now:
+                if expire < now:
                     report.already_expired += 1
-            report.per_db.setdefault(rec.db, Counter())[TYPE_NAMES.get(rec.rdb_type, str(rec.rdb_type))] += 1
+            report.per_db.setdefault(db, Counter())[TYPE_NAMES.get(rdb_type, str(rdb_type))] += 1
     except RdbLoadError as exc:
         report.error = exc
     return report

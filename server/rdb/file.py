@@ -199,18 +199,9 @@ def save_rdb(path: str, keyspace: Keyspace, config: Config, *, tmp_name: str | N
 # --- reading ------------------------------------------------------------------------------------
 
 
-@dataclass
-class KeyRecord:
-    """One key as the file holds it."""
-
-    db: int
-    key: bytes
-    rdb_type: int
-    value: Any
-    expire_ms: int  # -1: none
-    idle: int  # -1: none
-    freq: int  # -1: none
-    offset: int  # where the key's record (its first opcode) starts
+# One key as the file holds it: (db, key, rdb type, value, expire ms or -1, idle seconds or -1,
+# LFU counter or -1, offset of the key's record). A tuple, not an object: a file holds millions.
+KeyRecord = tuple[int, bytes, int, Any, int, int, int, int]
 
 
 @dataclass
@@ -251,6 +242,8 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
         trace("doing", 0, "check-header")
     info.version = read_header(data)
     r = RdbReader(data, 9)
+    string = r.string
+    end_of_data = len(data)
     db = 0
     expire = idle = freq = -1
     start = 9
@@ -258,7 +251,18 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
         while True:
             if trace is not None:
                 trace("doing", r.pos, "read-type")
-            op = r.type()
+            pos = r.pos
+            if pos >= end_of_data:
+                raise RdbError("unexpected end of data", pos)
+            op = data[pos]
+            r.pos = pos + 1
+            if op == 0 and trace is None:
+                # The common record, a string key holding a string, read without the dispatch.
+                key = string()
+                yield (db, key, 0, string(), expire, idle, freq, start)
+                expire = idle = freq = -1
+                start = r.pos
+                continue
             if op == OP_EXPIRETIME_MS:
                 expire = r.millis()
                 continue
@@ -326,7 +330,7 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                 # Old Redis versions could save empty keys: Redis skips them, and so do we.
                 info.empty_keys_skipped += 1
             else:
-                yield KeyRecord(db, key, op, value, expire, idle, freq, start)
+                yield (db, key, op, value, expire, idle, freq, start)
             expire = idle = freq = -1
             start = r.pos
         end = r.pos
@@ -373,37 +377,38 @@ def load_rdb(data: bytes, keyspace: Keyspace, config: Config, stats: LoadStats,
     lfu = keyspace.lfu
     minutes = keyspace.lfu_minutes()
     count = 0
-    for rec in iter_rdb(data, config, stats.info, now, len(dbs)):
-        expire = rec.expire_ms
+    for db_index, key, _rdb_type, value, expire, idle, freq, offset in iter_rdb(
+            data, config, stats.info, now, len(dbs)):
         if expire != -1 and expire < now:
             stats.keys_expired += 1
             continue
-        db = dbs[rec.db]
-        key = rec.key
-        if key in db.data:
+        db = dbs[db_index]
+        db_data = db.data
+        if key in db_data:
             raise RdbLoadError(f"RDB has duplicated key '{key.decode('utf-8', 'replace')}' in "
-                               f"DB {rec.db}", rec.offset)
-        value = rec.value
-        db.data[key] = value
+                               f"DB {db_index}", offset)
+        db_data[key] = value
         if expire != -1:
             db.expires[key] = expire
-        if lfu:
-            access = (minutes << 8) | (rec.freq if rec.freq != -1 else 5)
-        else:
-            access = lru_clock - rec.idle if rec.idle != -1 else lru_clock
         if type(value) is bytes:
-            if lfu or rec.idle != -1:
-                db.access[key] = access
+            if lfu:
+                db.access[key] = (minutes << 8) | (freq if freq != -1 else 5)
+            elif idle != -1:
+                db.access[key] = lru_clock - idle
         else:
-            value.lru = access
+            if lfu:
+                value.lru = (minutes << 8) | (freq if freq != -1 else 5)
+            else:
+                value.lru = lru_clock - idle if idle != -1 else lru_clock
             if type(value) is Hash and value.min_expire() is not None:
                 # Fields with a time to live join the active expiry cycle's schedule.
-                schedule(rec.db, key, value)
-        stats.keys_loaded += 1
+                schedule(db_index, key, value)
         count += 1
         if count >= chunk:
+            stats.keys_loaded += count
             count = 0
             yield
+    stats.keys_loaded += count
 
 
 def is_short_read(exc: RdbLoadError, size: int) -> bool:
