@@ -8,7 +8,7 @@ NATIVE := $(VENV)/.native-built
 PURE_DIR := $(VENV)/pure-python-tree
 PORT   ?= 6379
 # What setup.py compiles is among these; any of them changing rebuilds (75-90 s on 2 cores).
-SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py streams/*.py hashes/*.py lists/*.py zsets/*.py)
+SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py server/rdb/*.py streams/*.py hashes/*.py lists/*.py zsets/*.py)
 
 .PHONY: run test test-pure lint bench bench-spark tools clean java pipeline docker-test build
 

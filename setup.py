@@ -66,6 +66,7 @@ COMPILED = [
     "server/commands/bits.py",
     "server/commands/lcs.py",
     "zsets/order.py",
+    "server/rdb/stream_codec.py",
 ]
 
 

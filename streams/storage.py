@@ -524,8 +524,7 @@ class EntryStore:
         node.data = data
         live = n
         if dead is not None:
-            for b in dead:
-                live -= bin(b).count("1")
+            live -= bin(int.from_bytes(dead, "little")).count("1")
         node.dead = dead
         node.live = live
         self.nodes.append(node)

@@ -81,13 +81,31 @@ def encode_entry(item: bytes | int) -> bytes:
     return b"\xf0" + n.to_bytes(4, "little") + item + _backlen(n + 5)
 
 
+_HEAD6 = [bytes((0x80 | n,)) for n in range(64)]
+_BYTE = [bytes((n,)) for n in range(256)]
+_INT_START = frozenset(b"-0123456789")
+
+
 def pack(items: Iterable[bytes | int]) -> bytes:
     """A listpack holding `items` in order, byte for byte as Redis builds it."""
-    body = [encode_entry(item) for item in items]
-    count = len(body)
-    total = LP_HDR_SIZE + sum(map(len, body)) + 1
-    header = total.to_bytes(4, "little") + min(count, LP_HDR_NUMELE_UNKNOWN).to_bytes(2, "little")
-    return b"".join((header, *body, b"\xff"))
+    parts: list[bytes] = [b""]
+    append = parts.append
+    count = 0
+    for item in items:
+        count += 1
+        if type(item) is bytes:
+            n = len(item)
+            if n < 64 and (n == 0 or item[0] not in _INT_START):
+                # The common case, a short string that cannot spell an integer.
+                append(_HEAD6[n])
+                append(item)
+                append(_BYTE[n + 1])
+                continue
+        append(encode_entry(item))
+    parts.append(b"\xff")
+    total = sum(map(len, parts)) + LP_HDR_SIZE
+    parts[0] = total.to_bytes(4, "little") + min(count, LP_HDR_NUMELE_UNKNOWN).to_bytes(2, "little")
+    return b"".join(parts)
 
 
 def entries_size(items: Iterable[bytes | int]) -> int:
@@ -118,14 +136,26 @@ def unpack(blob: bytes) -> list[bytes | int]:
     from_bytes = int.from_bytes
     while p < last:
         b = blob[p]
+        # Fast paths for the common entries, whose one-byte back length is checked directly: a
+        # 7-bit integer, a string under 64 bytes. Anything else (or a damaged one) takes the
+        # general path below.
         if b < 0x80:
-            # 7-bit unsigned integer, one-byte backlen of 1.
-            if p + 2 > last or blob[p + 1] != 1:
-                raise RdbError("listpack entry with a wrong back length", p)
-            append(b)
-            p += 2
-            continue
-        if b < 0xC0:
+            if p + 1 < last and blob[p + 1] == 1:
+                append(b)
+                p += 2
+                continue
+        elif b < 0xC0:
+            q = p + 1 + (b & 0x3F)
+            if q < last and blob[q] == q - p:
+                append(blob[p + 1 : q])
+                p = q + 1
+                continue
+        if b < 0x80:
+            start = p
+            enc_len = 1
+            is_str = False
+            value = b
+        elif b < 0xC0:
             start = p + 1
             enc_len = 1 + (b & 0x3F)
             is_str = True

@@ -92,10 +92,14 @@ def crc64(data: bytes, crc: int = 0) -> int:
 
 def lzf_compress(data: bytes, max_len: int) -> bytes | None:
     """LZF-compress `data` into at most `max_len` bytes, or None when it does not fit."""
-    if max_len <= 0:
+    if max_len <= 1:
         return None
-    out = lzf.compress(data, max_len)
-    return None if out is None else bytes(out)
+    # python-lzf hands liblzf one byte more room than asked; liblzf's output depends on its room
+    # (it stops early when near the end), so ask for one less to give it exactly Redis's.
+    out = lzf.compress(data, max_len - 1)
+    if out is None or len(out) > max_len:
+        return None
+    return bytes(out)
 
 
 def lzf_decompress(data: bytes, expected_len: int) -> bytes | None:

@@ -29,7 +29,6 @@ to have an owner.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
 
 from streams.groups import Consumer, ConsumerGroup, PendingEntry
@@ -215,10 +214,53 @@ def _element(lp: bytes, p: int, end: int) -> tuple[bytes | int, int]:
 
 
 def _int(lp: bytes, p: int, end: int) -> tuple[int, int]:
-    v, p = _element(lp, p, end)
-    if not isinstance(v, int):
+    """The integer element at lp[p] and the position after it."""
+    b = lp[p] if p < end else 0xFF
+    # The encodings stream nodes use most (flags, small deltas, lp-counts): 7-bit and 13-bit.
+    if b < 0x80:
+        if p + 1 < end and lp[p + 1] == 1:
+            return b, p + 2
+    elif 0xC0 <= b < 0xE0:
+        if p + 2 < end and lp[p + 2] == 2:
+            v = ((b & 0x1F) << 8) | lp[p + 1]
+            return (v - 0x2000 if v >= 0x1000 else v), p + 3
+    e, p = _element(lp, p, end)
+    if not isinstance(e, int):
         raise _Damaged("expected an integer")
-    return v, p
+    return e, p
+
+
+def _copy(lp: bytes, p: int, end: int, data: bytearray) -> int:
+    """Append the element at lp[p] to a node's data as a value (LEB128 length, then the bytes;
+    an integer as its decimal digits, as Redis replies with it); the position after it."""
+    b = lp[p] if p < end else 0xFF
+    if 0x80 <= b < 0xC0:  # the usual value: a string under 64 bytes
+        n = b & 0x3F
+        q = p + 1 + n
+        if q < end and lp[q] == n + 1:
+            data.append(n)
+            data += lp[p + 1:q]
+            return q + 1
+    elif b >= 0xC0 and b < 0xE0:  # a 13-bit integer
+        if p + 2 < end and lp[p + 2] == 2:
+            iv = ((b & 0x1F) << 8) | lp[p + 1]
+            digits = b"%d" % (iv - 0x2000 if iv >= 0x1000 else iv)
+            data.append(len(digits))
+            data += digits
+            return p + 3
+    elif b < 0x80:
+        if p + 1 < end and lp[p + 1] == 1:
+            if b < 10:
+                data.append(1)
+                data.append(0x30 + b)
+            else:
+                digits = b"%d" % b
+                data.append(len(digits))
+                data += digits
+            return p + 2
+    v, p = _element(lp, p, end)
+    _put(data, v)
+    return p
 
 
 def _put(data: bytearray, v: bytes | int) -> None:
@@ -297,8 +339,7 @@ def _decode_node(lp: bytes, master: int) -> tuple[
         if flags & _FLAG_SAMEFIELDS:
             data.append(0)
             for _ in range(nfields):
-                v, p = _element(lp, p, end)
-                _put(data, v)
+                p = _copy(lp, p, end, data)
             extra = nfields + 3
         else:
             k, p = _int(lp, p, end)
@@ -352,7 +393,7 @@ def _id(r: RdbReader) -> int:
     return ms << 64 | sq
 
 
-def read_stream(r: RdbReader, rdb_type: int, config: Mapping[str, Any] | None = None,
+def read_stream(r: RdbReader, rdb_type: int, config: Any = None,
                 deep_sanitize: bool = False) -> Stream:
     """Read a stream payload of type 15, 19 or 21 (the type byte already read).
 
