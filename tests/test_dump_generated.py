@@ -19,6 +19,7 @@ ELEMENT = st.one_of(
     st.text(alphabet="abcxyz:-_", min_size=1, max_size=12),
     st.builds(lambda c, n: c * n, st.sampled_from("ab"), st.integers(21, 120)),
 )
+FAR_MS = 4102444800000  # 2100-01-01
 SCORE = st.one_of(st.integers(-(2**53), 2**53).map(float), st.sampled_from([0.5, -2.25, 1e20, 3.0e-5, 1 / 3]))
 
 
@@ -36,7 +37,17 @@ def setups(draw) -> list[list[str]]:
         scores = draw(st.lists(SCORE, min_size=len(items), max_size=len(items)))
         return [["ZADD", "k", *[x for s, m in zip(scores, items, strict=True) for x in (repr(s), m)]]]
     values = draw(st.lists(ELEMENT, min_size=len(items), max_size=len(items)))
-    return [["HSET", "k", *[x for f, v in zip(items, values, strict=True) for x in (f, v)]]]
+    setup = [["HSET", "k", *[x for f, v in zip(items, values, strict=True) for x in (f, v)]]]
+    # Field expiry (7.4), at far-future times (some equal), one field or several per command.
+    fields = list(dict.fromkeys(items))
+    timed = draw(st.lists(st.sampled_from(fields), unique=True, max_size=len(fields)))
+    i = 0
+    while i < len(timed):
+        n = draw(st.integers(1, len(timed) - i))
+        when = FAR_MS + 1000 * draw(st.integers(0, 3))
+        setup.append(["HPEXPIREAT", "k", str(when), "FIELDS", str(n), *timed[i:i + n]])
+        i += n
+    return setup
 
 
 def _build(client: redis.Redis, setup: list[list[str]]) -> None:
@@ -58,15 +69,28 @@ def test_generated_values_equal_redis74(r: redis.Redis, redis74: redis.Redis, se
     ours, theirs = r.dump("k"), redis74.dump("k")
     assert snapshot(r, "k") == snapshot(redis74, "k")
     if _ordered(redis74):
-        assert ours == theirs
+        if theirs[0] == 25:
+            # A listpackex leads with its minimum field time, which loaders ignore. Rivulet writes
+            # the exact one; Redis the one the hash was last scheduled at, stale after an earlier
+            # time was set on another field. The rest is the same.
+            assert ours[0] == 25 and ours[9:-8] == theirs[9:-8]
+        else:
+            assert ours == theirs
     redis74.restore("k2", 0, ours, replace=True)
     r.restore("k2", 0, theirs, replace=True)
-    assert snapshot(redis74, "k2") == snapshot(r, "k2") == snapshot(r, "k")
+    restored = snapshot(r, "k2")
+    assert snapshot(redis74, "k2") == restored
+    # Loading picks the encoding afresh (a table of a few short fields comes back a listpack, as
+    # in Redis, checked just above): the type and content are the same.
+    original = snapshot(r, "k")
+    assert [restored[0], *restored[2:]] == [original[0], *original[2:]]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(setup=setups())
 def test_generated_values_from_redis70(r: redis.Redis, real_redis, setup) -> None:
+    # 7.0 has no field expiry: the times are far in the future, the content is the same without them.
+    setup = [cmd for cmd in setup if cmd[0] != "HPEXPIREAT"]
     with redis.Redis(port=real_redis.port) as theirs:
         _build(theirs, setup)
         payload = theirs.dump("k")

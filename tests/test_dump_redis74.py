@@ -49,3 +49,29 @@ def test_live_redis74_restores_our_payloads(r: redis.Redis, redis74: redis.Redis
     redis74.delete("k")
     assert redis74.restore("k", 0, r.dump("k")) in (True, b"OK")
     assert snapshot(redis74, "k") == case["snapshot"]
+
+
+LEGACY = json.loads((Path(__file__).parent / "data/rdb/values/legacy.json").read_text())["cases"]
+LEGACY_IDS = [case["name"] for case in LEGACY]
+
+
+@pytest.mark.parametrize("case", LEGACY, ids=LEGACY_IDS)
+def test_restore_of_older_encodings_as_redis74_loads_them(r: redis.Redis, case: dict) -> None:
+    """Ziplists, zipmaps, text doubles, intsets of every width, plain lists and sets, and the hash
+    field expiry types of 7.4's release candidates: what Redis 7.4 holds after RESTORE."""
+    r.delete("k")
+    assert r.restore("k", 0, bytes.fromhex(case["payload"])) in (True, b"OK")
+    assert snapshot(r, "k") == case["snapshot"]
+
+
+# Every byte of the small ones (the large ones share their encodings).
+SMALL_LEGACY = [case for case in LEGACY if len(case["payload"]) <= 800]
+
+
+@pytest.mark.parametrize("case", SMALL_LEGACY, ids=[case["name"] for case in SMALL_LEGACY])
+def test_damaged_older_encodings_answer_errors(r: redis.Redis, case: dict) -> None:
+    from tests.test_dump import _damaged_payload_replies
+
+    payload = bytes.fromhex(case["payload"])
+    port = r.connection_pool.connection_kwargs["port"]
+    _damaged_payload_replies(port, payload)

@@ -21,7 +21,7 @@ from typing import Any
 
 from hashes.hash import PACK_MAX_FIELDS, Hash
 from hashes.hash import pack as pack_hash
-from lists.storage import List
+from lists.storage import LP_EMPTY, List, Node, entry_size, exceeds_limit
 from protocol.encoder import format_double
 from server.rdb import intset, listpack, ziplist, zipmap
 from server.rdb.primitives import (
@@ -175,7 +175,10 @@ def _write_hash(w: RdbWriter, h: Hash) -> None:
             w.string(listpack.pack(flat))
             return
         # A listpackex keeps the fields with a time first, soonest first, then those without, each
-        # entry followed by its time (0: none); the minimum time leads (0 when none).
+        # entry followed by its time (0: none); the minimum time leads (0 when none). Redis inserts
+        # a field before those of an equal time, so among equals the one whose time was set last
+        # comes first: the reverse of the order the fields entered `ttl`.
+        rank = {field: -i for i, field in enumerate(ttl)}
         timed: list[tuple[int, int, bytes, bytes]] = []
         plain: list[bytes | int] = []
         for i in range(0, len(flat), 2):
@@ -184,7 +187,7 @@ def _write_hash(w: RdbWriter, h: Hash) -> None:
             if when is None:
                 plain += (field, flat[i + 1], 0)
             else:
-                timed.append((when, i, field, flat[i + 1]))
+                timed.append((when, rank[field], field, flat[i + 1]))
         timed.sort()
         items: list[bytes | int] = []
         for when, _i, field, value in timed:
@@ -253,7 +256,8 @@ def read_value(r: RdbReader, rdb_type: int, config: Mapping[str, Any] | Any = No
         items = ziplist.unpack(r.string())
         if not items:
             raise EmptyKeyError("empty list", r.pos)
-        return _make_list([_as_bytes(x) for x in items], config)
+        # Loaded into a quicklist, and left one whatever its size (rdbLoadObject converts no further).
+        return _make_list([_as_bytes(x) for x in items], config, convert=False)
     if rdb_type == RDB_TYPE_HASH_ZIPLIST:
         start = r.pos
         flat = [_as_bytes(x) for x in ziplist.unpack(r.string())]
@@ -274,13 +278,49 @@ def read_value(r: RdbReader, rdb_type: int, config: Mapping[str, Any] | Any = No
 # --- lists ---
 
 
-def _make_list(items: list[bytes], config: Any) -> List:
+def _make_list(items: list[bytes], config: Any, convert: bool = True) -> List:
+    """A list of `items` pushed one by one, as quicklistPushTail makes its nodes; then, with
+    `convert`, a listpack if it fits one (listTypeTryConversion)."""
     fill = _cfg(config, "list-max-listpack-size", -2)
     lst = List()
-    lst.before_grow(fill, sum(map(len, items)), len(items))
+    if convert:
+        lst.before_grow(fill, sum(map(len, items)), len(items))
+    else:
+        lst.before_grow(fill, 1 << 62, 1 << 62)  # a quicklist from the start
     push = lst.push_tail
     for x in items:
         push(x)
+    return lst
+
+
+def _list_from_nodes(nodes: list[tuple[bool, list[bytes]]], config: Any) -> List:
+    """A quicklist of the payload's own nodes ((plain, items) each), as Redis appends them; a single
+    packed node within the limits becomes a listpack (listTypeTryConvertQuicklist)."""
+    fill = _cfg(config, "list-max-listpack-size", -2)
+    lst = List()
+    length = sum(len(items) for _, items in nodes)
+    if len(nodes) == 1 and not nodes[0][0]:
+        items = nodes[0][1]
+        size = LP_EMPTY + sum(map(entry_size, items))
+        if not exceeds_limit(fill, size, len(items)):
+            node = lst.nodes[0]
+            node.items = list(items)
+            node.count = len(items)
+            node.size = size
+            lst.length = length
+            return lst
+    lst.before_grow(fill, 1 << 62, 1 << 62)
+    built: list[Node] = []
+    for plain, items in nodes:
+        if plain:
+            built.append(Node(items, len(items[0]), True))
+        else:
+            built.append(Node(items, LP_EMPTY + sum(map(entry_size, items))))
+    # Interior nodes are kept packed, the two ends unpacked (lists.storage's layout).
+    for node in built[1:-1]:
+        node.pack()
+    lst.nodes = built
+    lst.length = length
     return lst
 
 
@@ -288,7 +328,7 @@ def _read_quicklist(r: RdbReader, rdb_type: int, config: Any) -> List:
     count = r.length()
     if count == 0:
         raise EmptyKeyError("empty list", r.pos)
-    items: list[bytes] = []
+    nodes: list[tuple[bool, list[bytes]]] = []
     container = QUICKLIST_NODE_CONTAINER_PACKED
     for _ in range(count):
         if rdb_type == RDB_TYPE_LIST_QUICKLIST_2:
@@ -300,14 +340,14 @@ def _read_quicklist(r: RdbReader, rdb_type: int, config: Any) -> List:
         if not data:
             raise RdbError("empty quicklist node", start)
         if container == QUICKLIST_NODE_CONTAINER_PLAIN:
-            items.append(data)
+            nodes.append((True, [data]))
             continue
         node = listpack.unpack(data) if rdb_type == RDB_TYPE_LIST_QUICKLIST_2 else ziplist.unpack(data)
-        for x in node:
-            items.append(x if isinstance(x, bytes) else b"%d" % x)
-    if not items:
+        if node:  # Redis skips empty nodes
+            nodes.append((False, [x if isinstance(x, bytes) else b"%d" % x for x in node]))
+    if not nodes:
         raise EmptyKeyError("empty list", r.pos)
-    return _make_list(items, config)
+    return _list_from_nodes(nodes, config)
 
 
 def _read_plain_list(r: RdbReader, config: Any) -> List:
@@ -490,7 +530,7 @@ def _hash_from_listpack(r: RdbReader, config: Any, tuple_len: int) -> Hash:
         _check_fields(flat[::2], start)
         return _make_hash(flat, len(flat) // 2 > entries, None)
     flat = []
-    ttl: dict[bytes, int] = {}
+    timed: list[tuple[bytes, int]] = []
     for i in range(0, len(items), 3):
         field = _as_bytes(items[i])
         flat.append(field)
@@ -499,8 +539,10 @@ def _hash_from_listpack(r: RdbReader, config: Any, tuple_len: int) -> Hash:
         if not isinstance(when, int) or when < 0 or when > EB_EXPIRE_TIME_MAX:
             raise RdbError("Hash listpack integrity check failed.", start)
         if when:
-            ttl[field] = when
+            timed.append((field, when))
     _check_fields(flat[::2], start)
+    # In the order their times would have been set to give this layout (see _write_hash).
+    ttl = dict(reversed(timed))
     return _make_hash(flat, len(flat) // 2 > entries, ttl)
 
 
