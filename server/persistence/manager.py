@@ -4,6 +4,7 @@ of effects and its rewrite, dump.rdb snapshots (SAVE, BGSAVE, save points), shut
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import time
@@ -111,11 +112,16 @@ class Persistence:
     async def _load_rdb_file(self, path: str) -> None:
         self._set_loading(True)
         started = time.monotonic()
+        # Loading creates millions of objects and frees none: collections would only walk them.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             loader = self._rdb_loader(path)
             for _ in loader:
                 await asyncio.sleep(0)
         finally:
+            if collecting:
+                gc.enable()
             self._set_loading(False)
         log.log(NOTICE, "DB loaded from disk: %.3f seconds", time.monotonic() - started)
 

@@ -233,6 +233,30 @@ def read_header(data: bytes) -> int:
 Trace = Callable[[str, int, Any], None]
 
 
+def _plain_string(data: bytes, pos: int, end: int) -> tuple[bytes, int]:
+    """A string stored as a 6- or 14-bit length and its bytes: (it, the position after it), or
+    (b"", -1) for anything else (integer-encoded, compressed, long, cut short), which the reader's
+    general path then reads (or reports)."""
+    if pos >= end:
+        return b"", -1
+    first = data[pos]
+    kind = first >> 6
+    if kind == 0:
+        n = first
+        pos += 1
+    elif kind == 1:
+        if pos + 1 >= end:
+            return b"", -1
+        n = ((first & 0x3F) << 8) | data[pos + 1]
+        pos += 2
+    else:
+        return b"", -1
+    stop = pos + n
+    if stop > end:
+        return b"", -1
+    return data[pos:stop], stop
+
+
 def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases: int,
              *, verify_checksum: bool = True, trace: Trace | None = None) -> Iterator[KeyRecord]:
     """Every key of an RDB file's bytes, in order; the envelope goes into info as it is met.
@@ -244,6 +268,7 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
     r = RdbReader(data, 9)
     string = r.string
     end_of_data = len(data)
+    value: Any = None
     db = 0
     expire = idle = freq = -1
     start = 9
@@ -257,9 +282,20 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
             op = data[pos]
             r.pos = pos + 1
             if op == 0 and trace is None:
-                # The common record, a string key holding a string, read without the dispatch.
-                key = string()
-                yield (db, key, 0, string(), expire, idle, freq, start)
+                # The common record, a string key holding a string, read without the dispatch;
+                # plain strings of up to 16383 bytes without a call per string.
+                pos += 1
+                key, pos = _plain_string(data, pos, end_of_data)
+                if pos < 0:
+                    key = string()
+                    pos = r.pos
+                value, pos2 = _plain_string(data, pos, end_of_data)
+                if pos2 < 0:
+                    r.pos = pos
+                    value = string()
+                else:
+                    r.pos = pos2
+                yield (db, key, 0, value, expire, idle, freq, start)
                 expire = idle = freq = -1
                 start = r.pos
                 continue
