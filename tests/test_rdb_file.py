@@ -473,3 +473,80 @@ def test_any_dataset_comes_back_from_dump_rdb(server, commands: list[tuple]) -> 
     before = snapshot(server.port, (0,))
     assert c.execute_command("DEBUG", "RELOAD") == b"OK"
     assert snapshot(server.port, (0,)) == before
+
+
+def test_clients_get_loading_while_dump_rdb_loads(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from server.config import Config
+    from server.keyspace import Keyspace
+    from server.rdb.file import write_rdb
+    from tests.serverproc import ROOT, RawConnection, free_port
+
+    n = 400_000
+    keyspace = Keyspace(16)
+    keyspace.dbs[0].data.update((b"k%d" % i, b"v") for i in range(n))
+    with open(tmp_path / "dump.rdb", "wb") as fh:
+        write_rdb(fh, keyspace, Config())
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port), "--dir", str(tmp_path),
+                             "--appendonly", "no", "--save", ""],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        seen_loading = False
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                conn = RawConnection(port)
+            except OSError:
+                time.sleep(0.005)
+                continue
+            conn.send(b"DBSIZE\r\n")
+            line = conn.sock.recv(200)
+            conn.close()
+            if line.startswith(b"-LOADING Redis is loading the dataset in memory"):
+                seen_loading = True
+            elif line == b":%d\r\n" % n:
+                break
+            time.sleep(0.005)
+        assert seen_loading, "no command was answered with -LOADING while the file loaded"
+        assert redis.Redis(port=port).dbsize() == n
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_flushall_with_save_points_saves_the_empty_dataset(server_factory) -> None:
+    srv = server_factory("--appendonly", "no", "--save", "3600 1")
+    c = redis.Redis(port=srv.port)
+    c.set("a", 1)
+    c.save()
+    c.flushall()
+    # As Redis: dump.rdb no longer holds "a", even if the server dies before its next save.
+    assert c.info("persistence")["rdb_changes_since_last_save"] == 1
+    assert srv.proc is not None
+    srv.proc.kill()
+    srv.proc.wait()
+    srv2 = restart(srv, "--appendonly", "no")
+    try:
+        assert redis.Redis(port=srv2.port).dbsize() == 0
+    finally:
+        srv2.cleanup()
+
+
+def test_flushall_without_save_points_leaves_dump_rdb(server_factory) -> None:
+    srv = server_factory("--appendonly", "no")
+    c = redis.Redis(port=srv.port)
+    c.set("a", 1)
+    c.save()
+    c.flushall()
+    assert c.info("persistence")["rdb_changes_since_last_save"] == 1
+    assert srv.proc is not None
+    srv.proc.kill()
+    srv.proc.wait()
+    srv2 = restart(srv, "--appendonly", "no")
+    try:
+        assert redis.Redis(port=srv2.port).get("a") == b"1"
+    finally:
+        srv2.cleanup()

@@ -307,6 +307,19 @@ class Persistence:
             self.lastbgsave_status = "err"
             raise
 
+    def after_flushall(self) -> None:
+        """FLUSHALL, as Redis's flushAllDataAndResetRDB: a running background save is stopped
+        (it would bring the old data back), and with save points the now empty dataset is saved
+        at once, so that a restart does not resurrect what was flushed."""
+        self.rdb.kill()
+        if self.server.loading or not self.server.config["save"]:
+            return
+        try:
+            self.save()
+        except OSError:
+            pass  # logged; the next save point tries again
+        self.server.keyspace.dirty += 1
+
     def reload(self, save_first: bool) -> None:
         """DEBUG RELOAD (save dump.rdb, then load it) / DEBUG LOADAOF (load the AOF as it is)."""
         if save_first:
