@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from server.rdb.primitives import crc64
 from tests.dump_helpers import snapshot
@@ -317,3 +319,43 @@ def test_command_info_same_as_redis(real_redis, server) -> None:
                 c.response_callbacks.clear()
                 replies.append(c.execute_command("COMMAND", "INFO", name)[0][:7])
         assert replies[0] == replies[1], name
+
+
+@st.composite
+def mutated_payload_bodies(draw) -> bytes:
+    """A payload body of a valid value, cut, spliced or overwritten; or a valid type byte followed
+    by arbitrary bytes."""
+    if draw(st.booleans()):
+        return bytes((draw(st.sampled_from([0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 16, 17, 18, 20, 22, 23,
+                                            24, 25])),)) + draw(st.binary(max_size=60))
+    body = bytearray(bytes.fromhex(draw(st.sampled_from(SMALL_BODIES))))
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["cut", "insert", "overwrite", "delete"]))
+        pos = draw(st.integers(0, max(len(body) - 1, 0)))
+        if op == "cut":
+            del body[pos:]
+        elif op == "insert":
+            body[pos:pos] = draw(st.binary(min_size=1, max_size=8))
+        elif op == "overwrite":
+            chunk = draw(st.binary(min_size=1, max_size=4))
+            body[pos:pos + len(chunk)] = chunk
+        else:
+            del body[pos:pos + draw(st.integers(1, 8))]
+    return bytes(body)
+
+
+SMALL_BODIES = [c["payload"][:-20] for c in CASES if len(c["payload"]) < 600]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=mutated_payload_bodies())
+def test_mutated_payloads_answer_an_error_or_a_sound_value(r: redis.Redis, body: bytes) -> None:
+    try:
+        r.restore("fuzz", 0, with_footer(body, 12), replace=True)
+    except redis.ResponseError as exc:
+        assert str(exc) == "Bad data format"
+        return
+    again = r.dump("fuzz")
+    assert again is not None
+    r.restore("fuzz2", 0, again, replace=True)
+    assert r.type("fuzz") == r.type("fuzz2")

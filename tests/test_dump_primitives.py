@@ -153,6 +153,12 @@ def test_damaged_lzf_is_an_rdb_error() -> None:
         RdbReader(bytes(data)).string()
 
 
+def test_lzf_claiming_an_impossible_length_is_an_rdb_error() -> None:
+    # 3 compressed bytes cannot expand to 2**40: refused before any allocation.
+    with pytest.raises(RdbError, match="LZF"):
+        RdbReader(b"\xc3\x03\x81" + (1 << 40).to_bytes(8, "big") + b"\x01ab").string()
+
+
 def test_unknown_string_encoding_is_an_rdb_error() -> None:
     with pytest.raises(RdbError):
         RdbReader(b"\xc4\x00").string()

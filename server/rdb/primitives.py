@@ -107,9 +107,13 @@ def lzf_decompress(data: bytes, expected_len: int) -> bytes | None:
     if expected_len == 0:
         # lzf_decompress reports errors as 0 bytes, so Redis accepts any input for an empty string.
         return b""
+    # A back reference (at most 3 bytes) expands to at most 264 bytes: a claimed length beyond
+    # that ratio is damage, refused before allocating it.
+    if expected_len > 132 * len(data) + 64:
+        return None
     try:
         out = lzf.decompress(data, expected_len)
-    except (ValueError, SystemError):
+    except (ValueError, SystemError, MemoryError):
         return None
     if out is None or len(out) != expected_len:
         return None
