@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from server.config import Config
-from server.rdb.file import TYPE_NAMES, RdbFile, RdbLoadError, iter_rdb
+from server.rdb.file import EXTRAS_RECORD, TYPE_NAMES, RdbFile, RdbLoadError, iter_rdb
 
 
 @dataclass
@@ -64,6 +64,8 @@ def check_bytes(data: bytes, name: str) -> Report:
     try:
         for db, _key, rdb_type, _value, expire, _idle, _freq, _offset in iter_rdb(
                 data, config, report.info, now, 2**31, trace=trace):
+            if rdb_type == EXTRAS_RECORD:
+                continue
             report.keys += 1
             if expire != -1:
                 report.expires += 1

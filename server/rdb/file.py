@@ -18,14 +18,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server.rdb.primitives import RdbError, RdbReader, RdbWriter, crc64
+from server.rdb.primitives import RdbError, RdbReader, RdbWriter, crc64, encode_length
+from server.rdb.stream_codec import apply_stream_extras, stream_extras
 from server.rdb.values import EmptyKeyError, read_value, write_value
+from streams.stream import Stream
 
 if TYPE_CHECKING:
     from server.config import Config
     from server.keyspace import Keyspace
 
 RDB_VERSION = 12
+
+# The AUX field that carries a stream's state type 21 has no room for (XADD IDMP's producers,
+# XNACKed entries), right after the stream's record: its value is the key (length-prefixed)
+# then `stream_codec.stream_extras`. Redis ignores AUX fields it does not know.
+STREAM_EXTRAS_AUX = b"rivulet-stream-extras"
+# The rdb type of the record iter_rdb yields for it: (db, key, EXTRAS_RECORD, blob, ...).
+EXTRAS_RECORD = -1
 
 OP_SLOT_INFO = 244
 OP_FUNCTION2 = 245
@@ -159,6 +168,11 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
             w.buf.append(scratch[0])
             w.string(key)
             w.buf += memoryview(scratch)[1:]
+            if type(value) is Stream:
+                extras = stream_extras(value)
+                if extras is not None:
+                    # An AUX field, which Redis skips: the file stays one Redis 7.4 loads.
+                    _aux(w, STREAM_EXTRAS_AUX, encode_length(len(key)) + key + extras)
             keys += 1
             if len(w.buf) >= _CHUNK:
                 sink.write(w.getvalue())
@@ -338,10 +352,17 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
             if op == OP_AUX:
                 if trace is not None:
                     trace("doing", r.pos, "read-aux")
-                info.aux.append((r.string(), r.string()))
+                aux_name = r.string()
+                aux_value = r.string()
+                if aux_name == STREAM_EXTRAS_AUX:
+                    inner = RdbReader(aux_value)
+                    extras_key = inner.string()
+                    yield (db, extras_key, EXTRAS_RECORD, aux_value[inner.pos:], -1, -1, -1, start)
+                else:
+                    info.aux.append((aux_name, aux_value))
                 start = r.pos
                 if trace is not None:
-                    trace("aux", r.pos, info.aux[-1])
+                    trace("aux", r.pos, (aux_name, aux_value))
                 continue
             if op == OP_MODULE_AUX:
                 raise RdbLoadError(
@@ -413,8 +434,16 @@ def load_rdb(data: bytes, keyspace: Keyspace, config: Config, stats: LoadStats,
     lfu = keyspace.lfu
     minutes = keyspace.lfu_minutes()
     count = 0
-    for db_index, key, _rdb_type, value, expire, idle, freq, offset in iter_rdb(
+    for db_index, key, rdb_type, value, expire, idle, freq, offset in iter_rdb(
             data, config, stats.info, now, len(dbs)):
+        if rdb_type == EXTRAS_RECORD:
+            stream = dbs[db_index].data.get(key)
+            if type(stream) is Stream:  # (not when the key was skipped as expired)
+                try:
+                    apply_stream_extras(stream, value)
+                except RdbError as exc:
+                    raise RdbLoadError(exc.message, offset) from None
+            continue
         if expire != -1 and expire < now:
             stats.keys_expired += 1
             continue
