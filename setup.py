@@ -66,7 +66,6 @@ COMPILED = [
     "server/commands/bits.py",
     "server/commands/lcs.py",
     "zsets/order.py",
-    "server/rdb/stream_codec.py",
     # Redis's serialization format: loading a dump.rdb or a RESTORE payload walks every listpack
     # entry (unpacking a 20-entry listpack: 9.5 -> 1.6 us compiled).
     "server/rdb/primitives.py",
@@ -74,6 +73,7 @@ COMPILED = [
     "server/rdb/ziplist.py",
     "server/rdb/intset.py",
     "server/rdb/values.py",
+    "server/rdb/stream_codec.py",
     # The start-up load of dump.rdb: its per-key loop runs millions of times.
     "server/rdb/file.py",
 ]

@@ -24,6 +24,8 @@ from server.rdb.primitives import RdbError, RdbReader, RdbWriter, crc64
 from server.rdb.stream_codec import (
     STREAM_TYPES,
     apply_stream_extras,
+    extras_aux_value,
+    parse_extras_aux,
     read_stream,
     stream_extras,
     write_stream,
@@ -554,3 +556,59 @@ def test_node_limits_and_idmp_defaults_come_from_config() -> None:
     for i in range(7):
         s.add([b"x", b"%d" % i], now_ms=2_000_000_000_000)
     assert s.node_count() == before + 3
+
+
+def _nodes_and_rest(body: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    r = RdbReader(body)
+    assert r.type() == 21
+    nodes = [(r.string(), r.string()) for _ in range(r.length())]
+    return nodes, body[r.pos:]
+
+
+def _with_nodes(nodes: list[tuple[bytes, bytes]], rest: bytes) -> bytes:
+    w = RdbWriter()
+    w.type(21)
+    w.length(len(nodes))
+    for key, lp in nodes:
+        w.string(key)
+        w.string(lp)
+    return w.getvalue() + rest
+
+
+def test_nodes_in_any_order_load_in_id_order() -> None:
+    # Redis keeps the nodes in a rax, whatever order the payload lists them in.
+    s = _engine_stream()
+    body = encode(s)
+    nodes, rest = _nodes_and_rest(body)
+    assert len(nodes) > 3
+    _, loaded = decode(_with_nodes(nodes[::-1], rest))
+    assert encode(loaded) == body
+
+
+def test_inconsistent_nodes_are_refused() -> None:
+    s = _engine_stream()
+    nodes, rest = _nodes_and_rest(encode(s))
+    cases = {
+        "re-added with existing key": [nodes[0], nodes[0], *nodes[1:]],
+        "overlap": [nodes[0], ((int.from_bytes(nodes[0][0], "big") + 1).to_bytes(16, "big"),
+                               nodes[1][1]), *nodes[2:]],
+        "not the size of a stream ID": [(nodes[0][0][:15], nodes[0][1]), *nodes[1:]],
+        "length inconsistent": nodes[1:],
+    }
+    for what, bad in cases.items():
+        r = RdbReader(_with_nodes(bad, rest))
+        with pytest.raises(RdbError, match=what):
+            read_stream(r, r.type())
+
+
+def test_extras_aux_field_names_its_key() -> None:
+    s = _with_release(_engine_stream())
+    assert extras_aux_value(3, b"plain", _engine_stream()) is None
+    value = extras_aux_value(3, b"my\x00key", s)
+    assert value is not None
+    dbid, key, blob = parse_extras_aux(value)
+    assert (dbid, key, blob) == (3, b"my\x00key", stream_extras(s))
+    with pytest.raises(RdbError):
+        parse_extras_aux(value + b"x")
+    with pytest.raises(RdbError):
+        parse_extras_aux(value[:-1])

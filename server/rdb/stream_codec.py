@@ -22,9 +22,10 @@ trip over (IDs out of order, a length that is not the entries' count).
 State Redis 7.4's format has no room for (the idempotent producers of XADD IDMP and their
 settings, and the pending entries XNACK released, which belong to no consumer) travels beside
 the value: `stream_extras(stream)` gives it as an opaque blob (None when there is none) for
-the file writer to store where a Redis 7.4 skips it, and `apply_stream_extras` restores it.
-A type-21 payload leaves the released entries out, since Redis requires every pending entry
-to have an owner.
+the file writer to store where a Redis 7.4 skips it, and `apply_stream_extras` restores it;
+`extras_aux_value` / `parse_extras_aux` wrap it, with its database and key, as the value of an
+AUX field (EXTRAS_AUX_NAME) written after the key. A type-21 payload leaves the released
+entries out, since Redis requires every pending entry to have an owner.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from streams.storage import read_len
 from streams.stream import Stream
 
 from . import listpack
-from .primitives import RdbError, RdbReader, RdbWriter
+from .primitives import RdbError, RdbReader, RdbWriter, string_to_int64
 
 RDB_TYPE_STREAM_LISTPACKS: Final = 15
 RDB_TYPE_STREAM_LISTPACKS_2: Final = 19
@@ -63,57 +64,109 @@ def _id_bytes(eid: int) -> bytes:
     return eid.to_bytes(16, "big")
 
 
-def _node_items(master: int, node: Any) -> list[bytes | int]:
-    """The elements of the listpack Redis holds for `node` (master entry, then every entry,
-    deleted ones included)."""
+def _lp_int(out: bytearray, v: int) -> None:
+    """Append an integer element as Redis encodes it (the two smallest encodings inline)."""
+    if 0 <= v <= 127:
+        out.append(v)
+        out.append(1)
+    elif -4096 <= v <= 4095:
+        u = v & 0x1FFF
+        out.append(0xC0 | (u >> 8))
+        out.append(u & 0xFF)
+        out.append(2)
+    else:
+        out += listpack.encode_int(v)
+
+
+def _lp_str(out: bytearray, s: bytes) -> None:
+    """Append a string element as Redis's lpAppend does: as an integer when it spells one."""
+    n = len(s)
+    if 0 < n <= 20:
+        c = s[0]
+        if c == 45 or 48 <= c <= 57:
+            v = string_to_int64(s)
+            if v is not None:
+                _lp_int(out, v)
+                return
+    if n < 64:
+        out.append(0x80 | n)
+        out += s
+        out.append(n + 1)
+    else:
+        out += listpack.encode_entry(s)
+
+
+def _node_listpack(master: int, node: Any) -> bytes:
+    """The listpack Redis holds for `node`: its master entry, then every entry (deleted ones
+    included, flagged), built straight from the node's packed buffers."""
     names: tuple[bytes, ...] = node.fields
     n = len(node.msd)
-    items: list[bytes | int] = [node.live, n - node.live, len(names)]
-    items += names
-    items.append(0)
-    master_seq = master & _U64
+    live: int = node.live
     width = len(names)
+    out = bytearray(6)
+    _lp_int(out, live)
+    _lp_int(out, n - live)
+    _lp_int(out, width)
+    for name in names:
+        _lp_str(out, name)
+    _lp_int(out, 0)
+    elements = 4 + width
+    master_seq = master & _U64
     msd = node.msd
     seq = node.seq
     offs = node.offs
-    data = node.data
+    data = bytes(node.data)  # the open tail node's buffer is a bytearray
     dead = node.dead
     for i in range(n):
         flags = 0
         if dead is not None and dead[i >> 3] & (1 << (i & 7)):
             flags = _FLAG_DELETED
-        d = (seq[i] - master_seq) & _U64
-        if d > _I64_MAX:
-            d -= 1 << 64  # Redis stores the wrapped unsigned difference as a signed int64
-        dms = msd[i]
+        # Both deltas are unsigned differences Redis stores as signed int64s.
+        dms: int = msd[i]
         if dms > _I64_MAX:
             dms -= 1 << 64
-        p = offs[i]
+        d = seq[i] - master_seq
+        if d > _I64_MAX:
+            d -= 1 << 64
+        elif d < _I64_MIN:
+            d += 1 << 64
+        p: int = offs[i]
         k = data[p]
         p += 1
         if k == 0:
-            items += (flags | _FLAG_SAMEFIELDS, dms, d)
+            _lp_int(out, flags | _FLAG_SAMEFIELDS)
+            _lp_int(out, dms)
+            _lp_int(out, d)
             for _ in range(width):
                 size = data[p]
                 p += 1
                 if size >= 0x80:
                     size, p = read_len(data, p - 1)
-                items.append(bytes(data[p:p + size]))
+                _lp_str(out, data[p:p + size])
                 p += size
-            items.append(width + 3)
+            _lp_int(out, width + 3)
+            elements += width + 4
         else:
             if k >= 0x80:
                 k, p = read_len(data, p - 1)
-            items += (flags, dms, d, k)
+            _lp_int(out, flags)
+            _lp_int(out, dms)
+            _lp_int(out, d)
+            _lp_int(out, k)
             for _ in range(2 * k):
                 size = data[p]
                 p += 1
                 if size >= 0x80:
                     size, p = read_len(data, p - 1)
-                items.append(bytes(data[p:p + size]))
+                _lp_str(out, data[p:p + size])
                 p += size
-            items.append(2 * k + 4)
-    return items
+            _lp_int(out, 2 * k + 4)
+            elements += 2 * k + 5
+    out.append(0xFF)
+    total = len(out)
+    out[0:4] = total.to_bytes(4, "little")
+    out[4:6] = min(elements, 0xFFFF).to_bytes(2, "little")
+    return bytes(out)
 
 
 def write_stream(w: RdbWriter, stream: Stream) -> None:
@@ -123,7 +176,7 @@ def write_stream(w: RdbWriter, stream: Stream) -> None:
     w.length(len(store.nodes))
     for master, node in zip(store.keys, store.nodes, strict=True):
         w.string(_id_bytes(master))
-        w.string(listpack.pack(_node_items(master, node)))
+        w.string(_node_listpack(master, node))
     w.length(store.length)
     for eid in (stream.last_id, stream.first_id, stream.max_deleted_id):
         w.length(eid >> 64)
@@ -191,13 +244,14 @@ def _element(lp: bytes, p: int, end: int) -> tuple[bytes | int, int]:
     else:
         raise _Damaged("bad listpack encoding")
     size = q - p
-    if size < 128:
+    # lpEncodeBacklen's thresholds (not powers of two: 16383 bytes take three).
+    if size <= 127:
         back = 1
-    elif size < 16384:
+    elif size < 16383:
         back = 2
-    elif size < 2097152:
+    elif size < 2097151:
         back = 3
-    elif size < 268435456:
+    elif size < 268435455:
         back = 4
     else:
         back = 5
@@ -320,19 +374,26 @@ def _decode_node(lp: bytes, master: int) -> tuple[
     dead: bytearray | None = None
     master_ms = master >> 64
     master_seq = master & _U64
-    prev = -1
+    # The previous ID as (ms, seq): 128-bit IDs would be a new long object per entry. The
+    # first entry may be the master ID itself.
+    prev_ms = master_ms
+    prev_sq = master_seq - 1
     found_dead = 0
     for i in range(count):
         flags, p = _int(lp, p, end)
         dms, p = _int(lp, p, end)
         dseq, p = _int(lp, p, end)
         # Both deltas are unsigned differences stored as signed int64s: they wrap.
-        ms = (master_ms + dms) & _U64
-        sq = (master_seq + dseq) & _U64
-        eid = ms << 64 | sq
-        if eid <= prev or eid < master:
+        ms = master_ms + dms
+        if dms < 0 or ms > _U64:
+            ms &= _U64
+        sq = master_seq + dseq
+        if sq < 0 or sq > _U64:
+            sq &= _U64
+        if ms < prev_ms or (ms == prev_ms and sq <= prev_sq):
             raise _Damaged("entry IDs out of order")
-        prev = eid
+        prev_ms = ms
+        prev_sq = sq
         msd.append(ms - master_ms)
         seqs.append(sq)
         offs.append(len(data))
@@ -406,9 +467,8 @@ def read_stream(r: RdbReader, rdb_type: int, config: Any = None,
         raise RdbError(f"Unknown RDB encoding type {rdb_type}", r.pos)
     if config is not None:
         s = Stream(config["stream-node-max-entries"], config["stream-node-max-bytes"])
-        if "stream-idmp-duration" in config:
-            s.idmp.duration = config["stream-idmp-duration"]
-            s.idmp.maxsize = config["stream-idmp-maxsize"]
+        s.idmp.duration = config["stream-idmp-duration"]
+        s.idmp.maxsize = config["stream-idmp-maxsize"]
     else:
         s = Stream()
     store = s.store
@@ -616,3 +676,33 @@ def apply_stream_extras(stream: Stream, blob: bytes) -> None:
             g.nacked[eid] = None
     if r.pos != len(blob):
         raise RdbError("Trailing bytes in stream extras", r.pos)
+
+
+# The AUX field a dump.rdb carries the extras of one stream key in. Redis 7.4 skips AUX fields
+# it does not know (rdbLoad logs them at debug level), so a file with them still loads there.
+EXTRAS_AUX_NAME: Final = b"rivulet-stream-extras"
+
+
+def extras_aux_value(dbid: int, key: bytes, stream: Stream) -> bytes | None:
+    """The value of the EXTRAS_AUX_NAME field for `stream` stored as `key` in database `dbid`
+    (to follow that key in the file), or None when the stream has no extras."""
+    blob = stream_extras(stream)
+    if blob is None:
+        return None
+    w = RdbWriter(compression=False)
+    w.length(dbid)
+    w.string(key)
+    w.string(blob)
+    return w.getvalue()
+
+
+def parse_extras_aux(value: bytes) -> tuple[int, bytes, bytes]:
+    """(dbid, key, blob) of an EXTRAS_AUX_NAME field's value; apply the blob with
+    `apply_stream_extras` to that key's stream once it is loaded."""
+    r = RdbReader(value)
+    dbid = r.length()
+    key = r.string()
+    blob = r.string()
+    if r.pos != len(value):
+        raise RdbError("Trailing bytes in stream extras field", r.pos)
+    return dbid, key, blob

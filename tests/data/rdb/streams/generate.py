@@ -63,6 +63,13 @@ SCENARIOS: dict[str, list[Command]] = {
         ("XADD", "s", "9-0", "1", "2", "30000", "70000"),
         ("XADD", "s", "18446744073709551615-18446744073709551615", "last", "one"),
     ],
+    # Elements whose size crosses lpEncodeBacklen's thresholds (16383 bytes take 3 bytes).
+    "backlen_edges": [
+        ("XADD", "s", "1-0", "a", "e" * 16377),
+        ("XADD", "s", "1-1", "a", "e" * 16378),
+        ("XADD", "s", "1-2", "a", "e" * 16379),
+        ("XADD", "s", "1-3", "a", "f" * 122, "b", "g" * 4093),
+    ],
     "deletions": _many(250) + [
         ("XDEL", "s", "1000-0", "1003-3", "1004-4", "1120-120", "1249-249"),
         ("XDEL", "s", *[f"{1000 + i}-{i}" for i in range(100, 200)]),
