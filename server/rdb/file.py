@@ -18,8 +18,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server.rdb.primitives import RdbError, RdbReader, RdbWriter, crc64, encode_length
-from server.rdb.stream_codec import apply_stream_extras, stream_extras
+from server.rdb.primitives import RdbError, RdbReader, RdbWriter, crc64
+from server.rdb.stream_codec import (
+    EXTRAS_AUX_NAME,
+    apply_stream_extras,
+    extras_aux_value,
+    parse_extras_aux,
+)
 from server.rdb.values import EmptyKeyError, read_value, write_value
 from streams.stream import Stream
 
@@ -29,11 +34,10 @@ if TYPE_CHECKING:
 
 RDB_VERSION = 12
 
-# The AUX field that carries a stream's state type 21 has no room for (XADD IDMP's producers,
-# XNACKed entries), right after the stream's record: its value is the key (length-prefixed)
-# then `stream_codec.stream_extras`. Redis ignores AUX fields it does not know.
-STREAM_EXTRAS_AUX = b"rivulet-stream-extras"
-# The rdb type of the record iter_rdb yields for it: (db, key, EXTRAS_RECORD, blob, ...).
+# A stream's state type 21 has no room for (XADD IDMP's producers, XNACKed entries) follows
+# the stream's record in an AUX field (stream_codec.EXTRAS_AUX_NAME: database, key, blob),
+# which Redis ignores. iter_rdb yields it as a record of this type: (db, key, EXTRAS_RECORD,
+# blob, ...).
 EXTRAS_RECORD = -1
 
 OP_SLOT_INFO = 244
@@ -169,10 +173,10 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
             w.string(key)
             w.buf += memoryview(scratch)[1:]
             if type(value) is Stream:
-                extras = stream_extras(value)
+                extras = extras_aux_value(db.index, key, value)
                 if extras is not None:
                     # An AUX field, which Redis skips: the file stays one Redis 7.4 loads.
-                    _aux(w, STREAM_EXTRAS_AUX, encode_length(len(key)) + key + extras)
+                    _aux(w, EXTRAS_AUX_NAME, extras)
             keys += 1
             if len(w.buf) >= _CHUNK:
                 sink.write(w.getvalue())
@@ -354,10 +358,11 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                     trace("doing", r.pos, "read-aux")
                 aux_name = r.string()
                 aux_value = r.string()
-                if aux_name == STREAM_EXTRAS_AUX:
-                    inner = RdbReader(aux_value)
-                    extras_key = inner.string()
-                    yield (db, extras_key, EXTRAS_RECORD, aux_value[inner.pos:], -1, -1, -1, start)
+                if aux_name == EXTRAS_AUX_NAME:
+                    extras_db, extras_key, blob = parse_extras_aux(aux_value)
+                    if extras_db >= databases:
+                        raise RdbError("Stream extras for a database out of range", start)
+                    yield (extras_db, extras_key, EXTRAS_RECORD, blob, -1, -1, -1, start)
                 else:
                     info.aux.append((aux_name, aux_value))
                 start = r.pos
