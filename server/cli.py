@@ -90,7 +90,15 @@ def build_config(argv: list[str]) -> Config:
             raise UsageError(f"Fatal error, can't open config file '{config_file}': {exc.strerror}") from None
         config.config_file = os.path.abspath(config_file)
     directives += parse_flags(argv)
+    # Each `save` line adds save points to those of the lines before it (the first one replaces
+    # the defaults), as in redis.conf; `save ""` clears them.
+    save_points: list[str] | None = None
     for name, values, where in directives:
+        if name == "save" and values not in ([], [""]):
+            save_points = (save_points or []) + values
+            values = save_points
+        elif name == "save":
+            save_points = []
         param = config.lookup(name)
         if param is None and len(values) == 1 and name.lower() in DEPRECATED_NAMES:
             continue

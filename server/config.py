@@ -110,14 +110,24 @@ def _parse_bind(text: str) -> list[str]:
 
 
 def _parse_save(text: str) -> list[int]:
+    """Save points as Redis reads them: pairs of seconds (at least 1) and changes (at least 0);
+    an empty value (`save ""`) means none."""
     parts = text.split()
     if len(parts) % 2:
         raise ConfigValueError("Invalid save parameters")
-    try:
-        values = [int(p) for p in parts]
-    except ValueError:
-        raise ConfigValueError("Invalid save parameters") from None
+    values = []
+    for i, part in enumerate(parts):
+        value = string2ll(part.encode())
+        if value is None or value < (1 if i % 2 == 0 else 0):
+            raise ConfigValueError("Invalid save parameters")
+        values.append(value)
     return values
+
+
+def _parse_dbfilename(text: str) -> str:
+    if "/" in text or "\\" in text:
+        raise ConfigValueError("dbfilename can't be a path, just a filename")
+    return text
 
 
 def _parse_output_limits(text: str) -> dict[str, tuple[int, int, int]]:
@@ -222,8 +232,18 @@ PARAMS: list[Param] = [
           choices=("always", "everysec", "no")),
     Param("appendfilename", "appendonly.aof", "string", "append-only file name", mutable=False),
     Param("appenddirname", "appendonlydir", "string", "append-only directory", mutable=False),
-    Param("save", "", "special", "snapshot points: seconds changes ...", parse_special=_parse_save),
-    Param("dbfilename", "dump.rdb", "string", "snapshot file name", protected=True),
+    Param("save", "3600 1 300 100 60 10000", "special",
+          "save dump.rdb in the background after (seconds changes) pairs: 'save \"\"' disables",
+          parse_special=_parse_save),
+    Param("dbfilename", "dump.rdb", "special", "snapshot (RDB) file name", protected=True,
+          parse_special=_parse_dbfilename),
+    Param("rdbcompression", "yes", "bool", "LZF-compress strings in dump.rdb as Redis does"),
+    Param("rdbchecksum", "yes", "bool", "end dump.rdb with a CRC64 and verify it on load",
+          mutable=False),
+    Param("rdb-del-sync-files", "no", "bool", "kept for clients that read it (no replication)"),
+    Param("stop-writes-on-bgsave-error", "yes", "bool",
+          "refuse writes (MISCONF) while the last background save failed and save points are set"),
+    Param("rdb-save-incremental-fsync", "yes", "bool", "fsync dump.rdb every 4 MB while saving it"),
     Param("maxmemory", "0", "memory", "memory limit (0: none)"),
     Param("maxmemory-policy", "noeviction", "enum", "eviction policy",
           choices=("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
@@ -290,6 +310,13 @@ class Config:
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
+
+    def __contains__(self, name: object) -> bool:
+        # Code that takes any mapping of settings (the RDB codecs) asks `name in config`.
+        return name in self.values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
 
     def assign(self, name: str, value: Any) -> None:
         """Put back an already parsed value (CONFIG SET restoring after a failed change)."""

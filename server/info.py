@@ -214,23 +214,26 @@ def section_memory(server: Server) -> str:
 
 
 def section_persistence(server: Server) -> str:
-    # Persistence is the append-only file; the rdb_* fields describe its point-in-time
-    # compactions (SAVE / BGSAVE), which are what this server has instead of RDB snapshots.
     p = server.persistence
     aof = p.aof
     rw = p.rewriter
     running = rw is not None and rw.in_progress
     current = int(time.monotonic() - rw.started) if running and rw is not None else -1
+    rdb = p.rdb
     pairs: list[tuple[str, object]] = [
         ("loading", int(server.loading)), ("async_loading", 0),
         ("current_cow_peak", 0), ("current_cow_size", 0), ("current_cow_size_age", 0),
         ("current_fork_perc", "0.00"), ("current_save_keys_processed", 0),
         ("current_save_keys_total", 0),
         ("rdb_changes_since_last_save", server.keyspace.dirty),
-        ("rdb_bgsave_in_progress", 0), ("rdb_last_save_time", p.last_save),
-        ("rdb_last_bgsave_status", "ok"), ("rdb_last_bgsave_time_sec", -1),
-        ("rdb_current_bgsave_time_sec", -1), ("rdb_saves", p.saves), ("rdb_last_cow_size", 0),
-        ("rdb_last_load_keys_expired", 0), ("rdb_last_load_keys_loaded", 0),
+        ("rdb_bgsave_in_progress", int(rdb.in_progress)), ("rdb_last_save_time", p.last_save),
+        ("rdb_last_bgsave_status", p.lastbgsave_status),
+        ("rdb_last_bgsave_time_sec", p.last_bgsave_seconds),
+        ("rdb_current_bgsave_time_sec",
+         int(time.monotonic() - rdb.started) if rdb.in_progress else -1),
+        ("rdb_saves", p.saves), ("rdb_last_cow_size", 0),
+        ("rdb_last_load_keys_expired", p.keys_expired),
+        ("rdb_last_load_keys_loaded", p.keys_loaded),
         ("aof_enabled", int(aof is not None)),
         ("aof_rewrite_in_progress", int(running)),
         ("aof_rewrite_scheduled", int(rw is not None and rw.scheduled)),

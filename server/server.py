@@ -165,7 +165,12 @@ class Server:
     def _on_signal(self, sig: int) -> None:
         name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
         log.warning("Received %s scheduling shutdown...", name)
-        self.request_shutdown()
+        if self.persistence.prepare_shutdown(False, False, False):
+            self.request_shutdown(False)
+        else:
+            # As Redis: a final save that fails keeps the server running (SHUTDOWN FORCE exits).
+            log.warning("%s received but errors trying to shut down the server, check the logs "
+                        "for more information", name)
 
     async def stop(self) -> None:
         log.warning("User requested shutdown...")

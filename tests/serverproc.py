@@ -44,7 +44,10 @@ class ServerProcess:
         self.own_dir = data_dir is None
         self.dir = data_dir or tempfile.mkdtemp(prefix="rivulet-test-")
         self.log_path = os.path.join(self.dir, "server.log")
-        self.args = ["--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir, *args]
+        # No save points unless a test asks (`--save` adds to these): a test server's data is
+        # not worth a dump.rdb, and a background save would fork in the middle of measurements.
+        self.args = ["--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir,
+                     "--save", "", *args]
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> ServerProcess:

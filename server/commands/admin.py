@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.reply import OK, ErrorReply, Raw
 from server.command_table import command, container
 from server.persistence.loader import AofLoadError
+from server.persistence.manager import RdbStartupError
 from server.subcommands import help_reply, subcommand_syntax_error
 
 if TYPE_CHECKING:
@@ -91,10 +92,13 @@ def debug(client: Client, argv: list[bytes]) -> Any:
     if sub in (b"reload", b"loadaof") and len(argv) == 2:
         try:
             client.server.persistence.reload(save_first=sub == b"reload")
+        except RdbStartupError as exc:
+            log.warning("%s", exc)
+            return ErrorReply("ERR Error trying to load the RDB dump, check server logs.")
         except AofLoadError as exc:
             return ErrorReply(f"ERR Error trying to load the AOF: {exc}")
-        except OSError as exc:
-            return ErrorReply(f"ERR Error trying to save the DB: {exc.strerror}")
+        except OSError:
+            return ErrorReply("ERR")
         return OK
     return subcommand_syntax_error(argv)
 
@@ -112,7 +116,7 @@ def debug(client: Client, argv: list[bytes]) -> Any:
              {"name": "force", "type": "pure-token", "token": "FORCE", "optional": True, "since": "7.0.0"},
              {"name": "abort", "type": "pure-token", "token": "ABORT", "optional": True, "since": "7.0.0"}))
 def shutdown(client: Client, argv: list[bytes]) -> Any:
-    save = nosave = abort = False
+    save = nosave = abort = force = False
     for arg in argv[1:]:
         option = arg.lower()
         if option == b"nosave":
@@ -121,14 +125,19 @@ def shutdown(client: Client, argv: list[bytes]) -> Any:
             save = True
         elif option == b"abort":
             abort = True
-        elif option not in (b"now", b"force"):
+        elif option == b"force":
+            force = True
+        elif option != b"now":
             return SYNTAX_ERROR
     if (abort and len(argv) > 2) or (save and nosave):
         return SYNTAX_ERROR
     if abort:
         # Our shutdown never waits for replicas, so there is never one in progress to abort.
         return ErrorReply("ERR No shutdown in progress.")
-    client.server.request_shutdown(True if save else False if nosave else None)
+    # The final save runs now, so that a failure keeps the server up and answers the client.
+    if not client.server.persistence.prepare_shutdown(save, nosave, force):
+        return ErrorReply("ERR Errors trying to SHUTDOWN. Check logs.")
+    client.server.request_shutdown(False)
     # Nothing read after SHUTDOWN runs, and the client gets no reply: the server goes away.
     client.close_after_reply = True
     return NO_REPLY

@@ -157,6 +157,7 @@ def flushall(client: Client, argv: list[bytes]) -> Any:
             flushed = True
     if flushed:
         client.propagate(argv)
+    client.server.persistence.after_flushall()
     return OK
 
 

@@ -1,22 +1,45 @@
-"""Persistence as the server sees it: load at start, the AOF as a consumer of effects, rewrite, shut down."""
+"""Persistence as the server sees it: load at start (the AOF, or dump.rdb), the AOF as a consumer
+of effects and its rewrite, dump.rdb snapshots (SAVE, BGSAVE, save points), shut down."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import logging
 import os
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from server.log import NOTICE
 from server.persistence.aof import AppendOnlyFile, fsync_dir
-from server.persistence.loader import load_aof, load_aof_sync
+from server.persistence.loader import AofLoadError, load_aof, load_aof_sync
+from server.persistence.rdb_saver import RdbSaver
 from server.persistence.rewrite import Rewriter, write_snapshot
+from server.rdb.file import LoadStats, RdbLoadError, load_rdb, rdb_error_text
 
 if TYPE_CHECKING:
     from server.connection import Client
     from server.server import Server
 
 log = logging.getLogger("rivulet")
+
+# Redis's CONFIG_BGSAVE_RETRY_DELAY: after a failed background save, save points wait this long
+# before trying again.
+BGSAVE_RETRY_DELAY = 5
+
+# Redis's shared.bgsaveerr.
+RDB_MISCONF = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+    "disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB "
+    "error."
+)
+
+
+class RdbStartupError(AofLoadError):
+    """dump.rdb cannot be loaded: start-up stops (the message names the file and the offset)."""
 
 
 class Persistence:
@@ -28,9 +51,22 @@ class Persistence:
         self.held: set[Client] = set()
         self.loaded_commands = 0
         self.last_save = int(time.time())
-        self.saves = 0
+        self.saves = 0  # rdb_saves: SAVE and BGSAVE attempts
+        self.rdb = RdbSaver(server.keyspace, server.config)
+        self.lastbgsave_status = "ok"
+        self.lastbgsave_try = 0
+        self.last_bgsave_seconds = -1
+        self.bgsave_scheduled = False
+        self.dirty_before_bgsave = 0
+        self.keys_loaded = 0
+        self.keys_expired = 0
+        # Set when the data on disk could not be loaded: nothing may overwrite it on the way out.
+        self.load_failed = False
         config = server.config
         config.on_change("appendonly", self._appendonly_changed)
+        # Whether a failed background save refuses writes depends on these: re-decided at once.
+        config.on_change("stop-writes-on-bgsave-error", lambda _value: self._sync_error_state())
+        config.on_change("save", lambda _value: self._sync_error_state())
         config.on_change("appendfsync", self._fsync_changed)
 
     @property
@@ -40,9 +76,17 @@ class Persistence:
 
     # --- start-up --------------------------------------------------------------------------
 
+    @property
+    def rdb_path(self) -> str:
+        return self.rdb.path()
+
     async def start(self) -> None:
-        """Load the AOF (if persistence is on and the file exists), then open it for appending."""
-        if not self.server.config["appendonly"]:
+        """Load the data at start-up: with appendonly yes the AOF (if it exists), else dump.rdb
+        (if it exists). Then open the AOF for appending when it is on."""
+        cfg = self.server.config
+        if not cfg["appendonly"]:
+            if os.path.exists(self.rdb_path):
+                await self._load_rdb_file(self.rdb_path)
             return
         path = self.path
         if os.path.exists(path) and os.path.getsize(path) > 0:
@@ -50,11 +94,73 @@ class Persistence:
             started = time.monotonic()
             try:
                 self.loaded_commands = await load_aof(self.server, path)
+            except AofLoadError:
+                self.load_failed = True
+                raise
             finally:
                 self._set_loading(False)
             log.log(NOTICE, "DB loaded from append only file: %.3f seconds (%d commands)",
                      time.monotonic() - started, self.loaded_commands)
+        elif os.path.exists(self.rdb_path):
+            # No AOF yet but a dump.rdb (a dataset brought from Redis, or saved with appendonly
+            # no): it is loaded, and the AOF starts as a snapshot of it, so nothing is lost.
+            # Redis would start empty here; its appendonly default is no, ours is yes.
+            await self._load_rdb_file(self.rdb_path)
+            self._write_aof_snapshot()
         self._open()
+
+    async def _load_rdb_file(self, path: str) -> None:
+        self._set_loading(True)
+        started = time.monotonic()
+        # Loading creates millions of objects and frees none: collections would only walk them.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            loader = self._rdb_loader(path)
+            for _ in loader:
+                await asyncio.sleep(0)
+        finally:
+            if collecting:
+                gc.enable()
+            self._set_loading(False)
+        log.log(NOTICE, "DB loaded from disk: %.3f seconds", time.monotonic() - started)
+
+    def _rdb_loader(self, path: str) -> Iterator[None]:
+        """Load dump.rdb into the (empty) keyspace, yielding now and then; on damage, leave the
+        keyspace empty and raise RdbStartupError."""
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            self.load_failed = True
+            raise RdbStartupError(
+                f"Fatal error: can't open the RDB file {path} for reading: {exc.strerror}") from None
+        stats = LoadStats()
+        self.keys_loaded = self.keys_expired = 0
+        keyspace = self.server.keyspace
+        try:
+            yield from load_rdb(data, keyspace, self.server.config, stats)
+        except RdbLoadError as exc:
+            self.load_failed = True
+            for db in keyspace.dbs:
+                db.flush()
+            keyspace.dirty = 0
+            raise RdbStartupError(rdb_error_text(path, exc, len(data))) from None
+        finally:
+            self.keys_loaded = stats.keys_loaded
+            self.keys_expired = stats.keys_expired
+        for name, value in stats.info.aux:
+            if name == b"redis-ver":
+                log.log(NOTICE, "Loading RDB produced by version %s", value.decode("utf-8", "replace"))
+        log.log(NOTICE, "Done loading RDB, keys loaded: %d, keys expired: %d.",
+                stats.keys_loaded, stats.keys_expired)
+        keyspace.dirty = 0
+
+    def _write_aof_snapshot(self) -> None:
+        tmp = self.path + ".tmp"
+        write_snapshot(self.server.keyspace, tmp)
+        os.replace(tmp, self.path)
+        fsync_dir(self.path)
 
     def _open(self) -> None:
         self.aof = AppendOnlyFile(self.path, self.server.config["appendfsync"])
@@ -83,9 +189,14 @@ class Persistence:
         return True
 
     def _sync_error_state(self) -> None:
-        """Writes are refused (MISCONF) exactly while the last AOF write failed."""
+        """Writes are refused (MISCONF) exactly while the last background save failed (with save
+        points and stop-writes-on-bgsave-error) or the last AOF write failed."""
         aof = self.aof
-        if aof is not None and aof.last_write_error is not None:
+        cfg = self.server.config
+        if (self.lastbgsave_status == "err" and cfg["stop-writes-on-bgsave-error"]
+                and cfg["save"]):
+            self.server.write_error = RDB_MISCONF
+        elif aof is not None and aof.last_write_error is not None:
             self.server.write_error = f"MISCONF Errors writing to the AOF file: {aof.last_write_error}"
         elif self.server.write_error is not None:
             self.server.write_error = None
@@ -97,23 +208,59 @@ class Persistence:
 
     def cron(self) -> None:
         aof = self.aof
-        if aof is None:
-            return
-        if aof.buf or aof.last_write_error is not None:
-            aof.flush()
+        if aof is not None:
+            if aof.buf or aof.last_write_error is not None:
+                aof.flush()
+        self._poll_bgsave()
         self._sync_error_state()
         rewriter = self.rewriter
-        if rewriter is None:
+        if rewriter is not None:
+            rewriter.poll()
+        if self.has_child():
             return
-        was_running = rewriter.in_progress
-        rewriter.poll()
-        if was_running and not rewriter.in_progress and rewriter.last_status == "ok":
+        now = int(time.time())
+        may_retry = now - self.lastbgsave_try > BGSAVE_RETRY_DELAY or self.lastbgsave_status == "ok"
+        points = self.server.config["save"]
+        dirty = self.server.keyspace.dirty
+        for i in range(0, len(points), 2):
+            seconds, changes = points[i], points[i + 1]
+            if dirty >= changes and now - self.last_save > seconds and may_retry:
+                log.log(NOTICE, "%d changes in %d seconds. Saving...", changes, seconds)
+                self._try_bgsave()
+                return
+        if rewriter is not None and (rewriter.scheduled or self._auto_rewrite_due()):
+            self.start_rewrite()
+            return
+        if self.bgsave_scheduled and may_retry and self._try_bgsave():
+            self.bgsave_scheduled = False
+
+    def _try_bgsave(self) -> bool:
+        try:
+            self.bgsave()
+        except OSError as exc:
+            log.warning("Can't save in background: fork: %s", exc.strerror)
+            return False
+        return True
+
+    def _poll_bgsave(self) -> None:
+        if not self.rdb.in_progress:
+            return
+        started = self.rdb.started
+        result = self.rdb.poll()
+        if self.rdb.child_pid is not None:
+            return
+        self.last_bgsave_seconds = int(time.monotonic() - started)
+        if result is True:
+            ks = self.server.keyspace
+            ks.dirty = max(ks.dirty - self.dirty_before_bgsave, 0)
             self.last_save = int(time.time())
-            self.saves += 1
-            self.server.keyspace.dirty = 0
-        if not rewriter.in_progress:
-            if rewriter.scheduled or self._auto_rewrite_due():
-                self.start_rewrite()
+            self.lastbgsave_status = "ok"
+        elif result is False:
+            self.lastbgsave_status = "err"
+
+    def has_child(self) -> bool:
+        """A background save or AOF rewrite runs (Redis's hasActiveChildProcess)."""
+        return self.rdb.in_progress or (self.rewriter is not None and self.rewriter.in_progress)
 
     def _auto_rewrite_due(self) -> bool:
         aof = self.aof
@@ -132,50 +279,108 @@ class Persistence:
             raise RuntimeError("append only file is off")
         self.rewriter.start()
 
+    def rewrite_without_aof(self) -> None:
+        """BGREWRITEAOF with appendonly no: the AOF is written once, as a snapshot."""
+        self._write_aof_snapshot()
+
     def save(self) -> None:
-        """SAVE: a point-in-time compaction, synchronous, into the AOF file itself."""
-        if self.aof is None:
-            # With persistence off, SAVE still writes a snapshot that a later start can load.
-            tmp = self.path + ".tmp"
-            write_snapshot(self.server.keyspace, tmp)
-            os.replace(tmp, self.path)
-            fsync_dir(self.path)
-        else:
-            if self.rewriter is not None and self.rewriter.in_progress:
-                self.rewriter.kill()
-            self.aof.flush()
-            tmp = os.path.join(os.path.dirname(os.path.abspath(self.path)), f"temp-rewriteaof-{os.getpid()}.aof")
-            write_snapshot(self.server.keyspace, tmp)
-            self.aof.switch_to(tmp)
+        """SAVE: write dump.rdb now (raises OSError, logged)."""
+        try:
+            self.rdb.save()
+        except OSError as exc:
+            log.warning("Write error saving DB on disk: %s", exc.strerror or exc)
+            raise
+        log.log(NOTICE, "DB saved on disk")
         self.server.keyspace.dirty = 0
         self.last_save = int(time.time())
+        self.lastbgsave_status = "ok"
+        self._sync_error_state()
+
+    def bgsave(self) -> None:
+        """BGSAVE: fork the child that writes dump.rdb (raises OSError when fork fails)."""
         self.saves += 1
+        self.dirty_before_bgsave = self.server.keyspace.dirty
+        self.lastbgsave_try = int(time.time())
+        try:
+            self.rdb.start()
+        except OSError:
+            self.lastbgsave_status = "err"
+            raise
+
+    def after_flushall(self) -> None:
+        """FLUSHALL, as Redis's flushAllDataAndResetRDB: a running background save is stopped
+        (it would bring the old data back), and with save points the now empty dataset is saved
+        at once, so that a restart does not resurrect what was flushed."""
+        self.rdb.kill()
+        if self.server.loading or not self.server.config["save"]:
+            return
+        try:
+            self.save()
+        except OSError:
+            pass  # logged; the next save point tries again
+        self.server.keyspace.dirty += 1
 
     def reload(self, save_first: bool) -> None:
-        """DEBUG RELOAD (compact, then load the result) / DEBUG LOADAOF (load the file as is)."""
+        """DEBUG RELOAD (save dump.rdb, then load it) / DEBUG LOADAOF (load the AOF as it is)."""
         if save_first:
+            self.saves += 1
             self.save()
-        elif self.aof is not None:
-            self.aof.flush()
-            self.aof.fsync_now()
+            path = self.rdb_path
+        else:
+            if self.aof is not None:
+                self.aof.flush()
+                self.aof.fsync_now()
+            path = self.path
         for db in self.server.keyspace.dbs:
             db.flush()
-        if not os.path.exists(self.path):
+        if not os.path.exists(path):
             return
         self._set_loading(True)
         try:
-            self.loaded_commands = load_aof_sync(self.server, self.path)
+            if save_first:
+                for _ in self._rdb_loader(path):
+                    pass
+                self.load_failed = False
+            else:
+                self.loaded_commands = load_aof_sync(self.server, path)
         finally:
             self._set_loading(False)
 
-    def shutdown(self, save: bool | None) -> None:
-        if self.rewriter is not None:
+    def prepare_shutdown(self, save: bool, nosave: bool, force: bool) -> bool:
+        """The persistence steps of SHUTDOWN (Redis's finishShutdown): stop background children,
+        flush the AOF, and save dump.rdb when asked or when save points are set (unless NOSAVE).
+        False when the save failed and FORCE was not given: the server must keep running."""
+        if self.server.loading or self.load_failed:
+            save, nosave = False, True
+        self.rdb.kill()
+        if self.rewriter is not None and self.rewriter.in_progress:
+            log.warning("There is a child rewriting the AOF. Killing it!")
             self.rewriter.kill()
-        if save:
+        if self.aof is not None:
+            log.log(NOTICE, "Calling fsync() on the AOF file.")
+            self.aof.flush()
+            self.aof.fsync_now()
+        if (self.server.config["save"] and not nosave) or save:
+            log.log(NOTICE, "Saving the final RDB snapshot before exiting.")
             try:
                 self.save()
-            except OSError as exc:
-                log.warning("Error saving on shutdown: %s", exc)
+            except OSError:
+                if not force:
+                    log.warning("Error trying to save the DB, can't exit.")
+                    log.warning("Errors trying to shut down the server. Check the logs for more "
+                                "information.")
+                    return False
+                log.warning("Error trying to save the DB. Exit anyway.")
+        return True
+
+    def shutdown(self, save: bool | None) -> None:
+        """Close what is open (the steps that may fail ran in prepare_shutdown). `save` True
+        saves dump.rdb first, for callers that did not prepare."""
+        if save and not self.load_failed:
+            self.prepare_shutdown(True, False, True)
+        self.rdb.kill()
+        if self.rewriter is not None:
+            self.rewriter.kill()
         if self.aof is not None:
             self.server.effects.unregister(self.aof)
             self.aof.close()
@@ -186,10 +391,7 @@ class Persistence:
     def _appendonly_changed(self, value: bool) -> None:
         if value and self.aof is None:
             # Turning persistence on writes the current dataset first, as Redis does.
-            tmp = self.path + ".tmp"
-            write_snapshot(self.server.keyspace, tmp)
-            os.replace(tmp, self.path)
-            fsync_dir(self.path)
+            self._write_aof_snapshot()
             self._open()
         elif not value and self.aof is not None:
             if self.rewriter is not None:
