@@ -87,41 +87,6 @@ META: dict[str, dict[str, Any]] = {'dump': {'arity': 2,
                     'group': 'server',
                     'since': '3.0.0',
                     'summary': 'An internal command for migrating keys in a cluster.',
-                    'complexity': 'O(1) to create the new key and additional O(N*M) to reconstruct the '
-                                  'serialized value, where N is the number of Redis objects composing '
-                                  'the value and M their average size. For small string values the time '
-                                  'complexity is thus O(1)+O(1*M) where M is small, so simply O(1). '
-                                  'However for sorted set values the complexity is O(N*M*log(N)) '
-                                  'because inserting values into sorted sets is O(log(N)).',
-                    'history': (('3.0.0', 'Added the `REPLACE` modifier.'),
-                                ('5.0.0', 'Added the `ABSTTL` modifier.'),
-                                ('5.0.0', 'Added the `IDLETIME` and `FREQ` options.')),
-                    'key_specs': ({'flags': ('OW', 'UPDATE'),
-                                   'begin_search': {'index': {'pos': 1}},
-                                   'find_keys': {'range': {'lastkey': 0, 'step': 1, 'limit': 0}}},),
-                    'arguments': ({'name': 'key', 'type': 'key', 'key_spec_index': 0},
-                                  {'name': 'ttl', 'type': 'integer'},
-                                  {'name': 'serialized-value', 'type': 'string'},
-                                  {'name': 'replace',
-                                   'token': 'REPLACE',
-                                   'type': 'pure-token',
-                                   'optional': True,
-                                   'since': '3.0.0'},
-                                  {'name': 'absttl',
-                                   'token': 'ABSTTL',
-                                   'type': 'pure-token',
-                                   'optional': True,
-                                   'since': '5.0.0'},
-                                  {'token': 'IDLETIME',
-                                   'name': 'seconds',
-                                   'type': 'integer',
-                                   'optional': True,
-                                   'since': '5.0.0'},
-                                  {'token': 'FREQ',
-                                   'name': 'frequency',
-                                   'type': 'integer',
-                                   'optional': True,
-                                   'since': '5.0.0'}),
                     'tips': (),
                     'doc_flags': ('syscmd',),
                     'acl': ('@keyspace', '@dangerous')},
@@ -190,6 +155,9 @@ META: dict[str, dict[str, Any]] = {'dump': {'arity': 2,
              'doc_flags': (),
              'acl': ('@keyspace', '@dangerous')}}
 # fmt: on
+# RESTORE-ASKING takes RESTORE's arguments, as its command file repeats them.
+for _field in ("complexity", "history", "key_specs", "arguments"):
+    META["restore-asking"][_field] = META["restore"][_field]
 
 
 def _register(name: str, **extra: Any) -> Any:
