@@ -124,6 +124,25 @@ def _parse_save(text: str) -> list[int]:
     return values
 
 
+def _parse_replicaof(text: str) -> tuple[str, int] | None:
+    """`host port`, or None for `no one` (and for the empty default), as Redis's
+    setConfigReplicaOfOption reads it."""
+    parts = text.split()
+    if not parts:
+        return None
+    if len(parts) != 2:
+        raise ConfigValueError("wrong number of arguments")
+    host, port_text = parts
+    if host.lower() == "no" and port_text.lower() == "one":
+        return None
+    # strtol: an optional sign and digits, nothing after them.
+    digits = port_text[1:] if port_text[:1] in "+-" else port_text
+    port = int(port_text) if digits.isdigit() else -1
+    if not 0 <= port <= 65535:
+        raise ConfigValueError("Invalid master port")
+    return host, port
+
+
 def _parse_dbfilename(text: str) -> str:
     if "/" in text or "\\" in text:
         raise ConfigValueError("dbfilename can't be a path, just a filename")
@@ -281,7 +300,49 @@ PARAMS: list[Param] = [
     Param("cluster-enabled", "no", "bool", "kept for clients that read it (no cluster mode)", mutable=False),
     Param("unixsocket", "", "string", "kept for clients that read it (no unix socket)", mutable=False),
     Param("maxmemory-samples", "5", "int", "kept for clients that read it", minimum=1, maximum=64),
-    Param("replica-read-only", "yes", "bool", "kept for clients that read it"),
+    # Replication, replica side (server/replication/replica.py).
+    Param("replicaof", "", "special",
+          "replicate the server at \"host port\" (\"no one\" or empty: be a master)",
+          mutable=False, parse_special=_parse_replicaof),
+    Param("slaveof", "", "special", "old name of replicaof", alias="replicaof", mutable=False,
+          parse_special=_parse_replicaof),
+    Param("masterauth", "", "string", "password the replica gives its master (AUTH)",
+          sensitive=True),
+    Param("masteruser", "", "string", "user name the replica gives its master (AUTH user pass)",
+          sensitive=True),
+    Param("replica-read-only", "yes", "bool",
+          "a replica refuses writes from its clients (its master's still apply)"),
+    Param("slave-read-only", "yes", "bool", "old name of replica-read-only",
+          alias="replica-read-only"),
+    Param("replica-serve-stale-data", "yes", "bool",
+          "a replica whose link to its master is down still serves its data (no: -MASTERDOWN)"),
+    Param("slave-serve-stale-data", "yes", "bool", "old name of replica-serve-stale-data",
+          alias="replica-serve-stale-data"),
+    Param("replica-lazy-flush", "no", "bool",
+          "kept for clients that read it (a full resync flushes at once)"),
+    Param("slave-lazy-flush", "no", "bool", "old name of replica-lazy-flush",
+          alias="replica-lazy-flush"),
+    Param("repl-timeout", "60", "int",
+          "seconds without data from the other side of a replication link before it is dropped",
+          minimum=1, maximum=2**31 - 1),
+    Param("replica-priority", "100", "int",
+          "Sentinel promotes the replica with the lowest priority first (0: never)",
+          maximum=2**31 - 1),
+    Param("slave-priority", "100", "int", "old name of replica-priority", alias="replica-priority",
+          maximum=2**31 - 1),
+    Param("replica-announced", "yes", "bool", "Sentinel lists this replica (no: hidden)"),
+    Param("replica-announce-ip", "", "string",
+          "address the replica gives its master for INFO and ROLE (empty: the connection's)"),
+    Param("slave-announce-ip", "", "string", "old name of replica-announce-ip",
+          alias="replica-announce-ip"),
+    Param("replica-announce-port", "0", "int",
+          "port the replica gives its master (0: the port it listens on)", maximum=65535),
+    Param("slave-announce-port", "0", "int", "old name of replica-announce-port",
+          alias="replica-announce-port", maximum=65535),
+    Param("repl-diskless-load", "disabled", "enum",
+          "how a replica loads its master's snapshot: disabled, on-empty-db or swapdb (all "
+          "load it from memory once received)",
+          choices=("disabled", "on-empty-db", "swapdb")),
     # RESTORE payloads are always checked whole (Rivulet rebuilds its own structures from them);
     # the setting is accepted, and read back, as Redis's.
     Param("sanitize-dump-payload", "no", "enum", "deep checks of RESTORE payloads: no, yes or clients",
@@ -356,4 +417,6 @@ class Config:
             return _render_output_limits(value)
         if param.name == "notify-keyspace-events":
             return flags_to_string(value)
+        if param.name == "replicaof":
+            return "" if value is None else f"{value[0]} {value[1]}"
         return param.render(value)

@@ -76,6 +76,9 @@ class Client(asyncio.Protocol):
         self.deferred: deque[list[bytes]] = deque()
         self.deferred_error: ProtocolError | None = None
         self.is_loader = False
+        # The link from this server's master (server/replication/replica.py): its commands
+        # apply on a read-only replica, and get no replies.
+        self.is_master = False
         self.close_after_reply = False
         self.closed = False
         self.out: list[bytes] = []

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("rivulet")
 
 NOAUTH = ErrorReply("NOAUTH Authentication required.")
+# Redis's shared.roslaveerr and shared.masterdownerr.
+READONLY = ErrorReply("READONLY You can't write against a read only replica.")
+MASTERDOWN = ErrorReply(
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
 # Commands that run at once even inside MULTI (Redis: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 # What a RESP2 client in Pub/Sub mode may run (server.c processCommand).
@@ -98,6 +102,13 @@ def execute(client: Client, argv: list[bytes]) -> Any:
             client.multi_error = True
         cmd.rejected_calls += 1
         return NOAUTH
+    if server.replica_gate and not client.is_master:
+        refused = _replica_refusal(client, cmd)
+        if refused is not None:
+            if client.multi is not None:
+                client.multi_error = True
+            cmd.rejected_calls += 1
+            return refused
     if client.subs is not None:
         refused = _pubsub_context(client, cmd)
         if refused is not None:
@@ -112,10 +123,24 @@ def execute(client: Client, argv: list[bytes]) -> Any:
     if server.loading and "loading" not in cmd.flags:
         cmd.rejected_calls += 1
         return ErrorReply("LOADING Redis is loading the dataset in memory")
-    if cmd.is_write and server.write_error is not None:
+    if cmd.is_write and server.write_error is not None and not client.is_master:
+        # (A replica applies its master's writes whatever its disk says, as Redis does with
+        # repl-ignore-disk-write-errors.)
         cmd.rejected_calls += 1
         return ErrorReply(server.write_error)
     return call(client, cmd, argv)
+
+
+def _replica_refusal(client: Client, cmd: Command) -> ErrorReply | None:
+    """On a replica, for its clients (not its master): writes refused under
+    replica-read-only, and everything but `stale` commands while the link to the master is
+    down under replica-serve-stale-data no (server.c processCommand)."""
+    link = client.server.replica
+    if cmd.is_write and link.read_only:
+        return READONLY
+    if link.refuse_stale and "stale" not in cmd.flags:
+        return MASTERDOWN
+    return None
 
 
 def _pubsub_context(client: Client, cmd: Command) -> ErrorReply | None:
@@ -150,7 +175,8 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     """
     server = client.server
     if (client.multi is not None or not client.authenticated or server.loading
-            or client.is_loader or client.subs is not None or (cmd.is_write and server.write_error is not None)):
+            or client.is_loader or client.subs is not None or server.replica_gate
+            or (cmd.is_write and server.write_error is not None)):
         return 0
     t0 = perf_counter_ns()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]

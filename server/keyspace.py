@@ -37,6 +37,11 @@ TOUCH_NONE = 0  # a CLIENT NO-TOUCH client's command: nothing
 TOUCH_LRU = 1  # the clock
 TOUCH_LFU = 2  # the logarithmic frequency counter
 
+# What a lookup does with a key past its expiry time (Keyspace.expiry).
+EXPIRY_DELETE = 0  # a master: delete it, and log the DEL
+EXPIRY_HIDE = 1  # a replica, for its clients: report it missing, keep it
+EXPIRY_KEEP = 2  # a replica, for its master's commands: it is there until the master's DEL
+
 LFU_INIT_VAL = 5  # the counter of a new key, so that it is not evicted before it can be used
 
 
@@ -74,8 +79,7 @@ class Database:
         value = self.data.get(key)
         if value is not None:
             if self.expires and key in self.expires:
-                if self.expires[key] <= now_ms():
-                    self.expire_now(key)
+                if self.expires[key] <= now_ms() and self._expired_on_lookup(key):
                     return None
             ks = self.keyspace
             if ks.touch_mode == TOUCH_LRU:
@@ -113,10 +117,19 @@ class Database:
         TYPE, EXISTS, TTL, OBJECT)."""
         value = self.data.get(key)
         if value is not None and self.expires and key in self.expires:
-            if self.expires[key] <= now_ms():
-                self.expire_now(key)
+            if self.expires[key] <= now_ms() and self._expired_on_lookup(key):
                 return None
         return value
+
+    def _expired_on_lookup(self, key: bytes) -> bool:
+        """A lookup met key past its expiry time: whether it is gone (Redis's expireIfNeeded).
+        A master deletes it (lazy expiry). A replica deletes nothing, its master's DEL does:
+        its clients see the key as gone, and the commands of the master see it as it is."""
+        mode = self.keyspace.expiry
+        if mode == EXPIRY_DELETE:
+            self.expire_now(key)
+            return True
+        return mode == EXPIRY_HIDE
 
     def get_typed(self, key: bytes, cls: type) -> Any:
         """The value if it is of class `cls`, None when missing; WRONGTYPE otherwise."""
@@ -181,6 +194,9 @@ class Database:
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key known to be absent (a write command creating it)."""
         self.data[key] = value
+        if self.expires:
+            # Absent may mean expired but kept, on a replica: the new value has no TTL.
+            self.expires.pop(key, None)
         self._store_access(key, value, self.keyspace.new_access())
         self.signal_modified(key)
         if self.keyspace.notify_flags & NOTIFY_NEW:
@@ -271,6 +287,9 @@ class Keyspace:
         # Pub/Sub registry publishes them.
         self.notify_flags = 0
         self.notify_target: Any = None
+        # EXPIRY_DELETE on a master; a replica sets EXPIRY_HIDE, and EXPIRY_KEEP while its
+        # master's commands run (server/replication/replica.py).
+        self.expiry = EXPIRY_DELETE
 
     def set_policy(self, policy: str) -> None:
         self.lfu = policy.endswith("-lfu")

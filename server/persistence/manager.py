@@ -402,6 +402,27 @@ class Persistence:
             self.rewriter = None
             self.server.write_error = None
 
+    def stop_children(self) -> None:
+        """A replica is about to replace its dataset with its master's: a background save or
+        AOF rewrite of the old one would bring it back (Redis kills them too)."""
+        self.rdb.kill()
+        if self.rewriter is not None and self.rewriter.in_progress:
+            self.rewriter.kill()
+
+    def restart_aof_after_sync(self) -> None:
+        """A replica loaded its master's snapshot: the AOF starts again as a snapshot of the new
+        dataset (Redis's restartAOFAfterSYNC), then logs what the master's stream changes."""
+        if self.aof is None:
+            return
+        if self.rewriter is not None:
+            self.rewriter.kill()
+        self.server.effects.unregister(self.aof)
+        self.aof.close()
+        self.aof = None
+        self.rewriter = None
+        self._write_aof_snapshot()
+        self._open()
+
     def _fsync_changed(self, value: str) -> None:
         if self.aof is not None:
             self.aof.fsync_policy = value

@@ -425,11 +425,11 @@ class LoadStats:
 
 
 def load_rdb(data: bytes, keyspace: Keyspace, config: Config, stats: LoadStats,
-             *, chunk: int = 1000) -> Iterator[None]:
+             *, chunk: int = 1000, keep_expired: bool = False) -> Iterator[None]:
     """Load a file's bytes into an empty keyspace, yielding every `chunk` keys so that the
     caller can serve the event loop (clients get -LOADING). Keys already expired are skipped, as
-    a master does. Raises RdbLoadError; what was loaded before the damage stays for the caller to
-    discard."""
+    a master does, unless keep_expired (a replica keeps them until its master's DEL). Raises
+    RdbLoadError; what was loaded before the damage stays for the caller to discard."""
     from hashes.hash import Hash
     from server.commands.hash_expire import schedule
 
@@ -449,7 +449,7 @@ def load_rdb(data: bytes, keyspace: Keyspace, config: Config, stats: LoadStats,
                 except RdbError as exc:
                     raise RdbLoadError(exc.message, offset) from None
             continue
-        if expire != -1 and expire < now:
+        if expire != -1 and expire < now and not keep_expired:
             stats.keys_expired += 1
             continue
         db = dbs[db_index]
