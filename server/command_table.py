@@ -206,6 +206,7 @@ DEPRECATED: dict[str, tuple[str, str]] = {
     "quit": ("7.2.0", "just closing the connection"),
     "rpoplpush": ("6.2.0", "`LMOVE` with the `RIGHT` and `LEFT` arguments"),
     "setex": ("2.6.12", "`SET` with the `EX` argument"),
+    "slaveof": ("5.0.0", "`REPLICAOF`"),
     "setnx": ("2.6.12", "`SET` with the `NX` argument"),
     "substr": ("2.0.0", "`GETRANGE`"),
     "zrangebylex": ("6.2.0", "`ZRANGE` with the `BYLEX` argument"),

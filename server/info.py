@@ -296,12 +296,12 @@ def section_stats(server: Server) -> str:
 
 
 def section_replication(server: Server) -> str:
-    pairs: list[tuple[str, object]] = [
-        ("role", "master"), ("connected_slaves", 0), ("master_failover_state", "no-failover"),
-        ("master_replid", REPLID), ("master_replid2", "0" * 40), ("master_repl_offset", 0),
-        ("second_repl_offset", -1), ("repl_backlog_active", 0), ("repl_backlog_size", 1048576),
-        ("repl_backlog_first_byte_offset", 0), ("repl_backlog_histlen", 0),
-    ]
+    link = server.replica
+    pairs: list[tuple[str, object]] = [("role", "master" if link.host is None else "slave")]
+    if link.host is not None:
+        pairs += link.info_fields()
+    pairs += [("connected_slaves", 0), ("master_failover_state", "no-failover")]
+    pairs += server.replication.info_fields()
     return "# Replication\r\n" + _lines(pairs)
 
 

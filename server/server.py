@@ -19,6 +19,8 @@ from server.keyspace import Keyspace
 from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
 from server.pubsub import PubSub
+from server.replication.replica import ReplicaLink
+from server.replication.state import ReplicationState
 from server.stats import Stats
 
 if TYPE_CHECKING:
@@ -59,6 +61,12 @@ class Server:
         config.on_change("stream-read-cache-bytes", self.entry_cache.set_budget)
         load_handlers()
         self.persistence = Persistence(self)
+        # Replication: the history this server serves or follows (IDs, offset, backlog), and
+        # its link to a master when it is a replica; replica_gate is the one test dispatch
+        # makes for the replica's checks (READONLY, MASTERDOWN).
+        self.replication = ReplicationState()
+        self.replica_gate = False
+        self.replica = ReplicaLink(self)
         for hook in STARTUP_HOOKS:
             hook(self)
 
@@ -125,6 +133,7 @@ class Server:
                 port = srv.sockets[0].getsockname()[1]
         self.port = port
         self._schedule_cron()
+        self.replica.start_cron(loop)
 
     def _schedule_cron(self) -> None:
         assert self.loop is not None
@@ -135,7 +144,8 @@ class Server:
         try:
             self.keyspace.tick()
             self.persistence.cron()
-            if self.config["active-expire-enabled"] and not self.loading:
+            # A replica expires nothing itself: its master's DELs do (Redis's iAmMaster test).
+            if self.config["active-expire-enabled"] and not self.loading and not self.replica_gate:
                 self.keyspace.active_expire_cycle()
             timeout = self.config["timeout"]
             if timeout:
@@ -176,6 +186,7 @@ class Server:
         log.warning("User requested shutdown...")
         if self._cron is not None:
             self._cron.cancel()
+        self.replica.stop()
         for srv in self.servers:
             srv.close()
         # Replies already produced are in the transports' buffers: closing flushes them first.

@@ -34,7 +34,8 @@ container("client", group="connection", since="2.4.0",
 
 
 def client_type(client: Client) -> str:
-    # Replication does not exist yet: a client is a pubsub or a normal one.
+    if client.is_master:
+        return "master"
     subs = client.subs
     return "pubsub" if subs is not None and subs.active() else "normal"
 
@@ -43,6 +44,8 @@ def _flags(client: Client) -> str:
     # Same letters, same order as Redis: P Pub/Sub mode, x MULTI, b blocked, d watched key touched (EXEC will
     # fail), c closing after this reply, e no-evict, T no-touch; N when none applies.
     flags = ""
+    if client.is_master:
+        flags += "M"
     if client_type(client) == "pubsub":
         flags += "P"
     if client.multi is not None:

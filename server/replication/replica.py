@@ -1,0 +1,726 @@
+"""The replica side of Redis replication: this server's link to its master.
+
+`REPLICAOF host port` (or `replicaof` in the configuration) makes the server a replica. A task on
+the server's event loop connects to the master and runs Redis's handshake: PING, AUTH,
+REPLCONF listening-port / ip-address / capa eof capa psync2, then PSYNC with the cached
+master's replication ID and offset (or `PSYNC ? -1`). On +FULLRESYNC it receives the master's
+snapshot (a `$<length>` bulk, or the diskless `$EOF:<mark>` form), replaces the dataset with
+it, and adopts the master's replication ID and offset; on +CONTINUE it keeps the dataset and
+goes on from its offset. Then it applies the master's stream: each command runs through the
+normal dispatch path on a client flagged `is_master` (no replies, writes allowed on a read-only
+replica, expired keys seen as they are), so effects, blocked clients and keyspace events follow
+as for any command. Each complete command (a whole MULTI ... EXEC) advances the replica's
+offset and is fed, byte for byte, to the replication state: its backlog and its own replicas,
+so that they, and the replicas of this server once promoted, continue partially (PSYNC2).
+
+A lost link keeps the master's ID, offset and database (the cached master) for the next PSYNC;
+REPLICAOF NO ONE drops them and shifts the replication ID so that the other replicas of the old
+master can continue from this one. The state machine, timeouts and log lines are Redis's
+(replication.c: syncWithMaster, readSyncBulkPayload, replicationCacheMaster,
+replicationResurrectCachedMaster, replicationUnsetMaster, replicationCron).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from protocol.reply import ErrorReply
+from server.blocking import BLOCKED
+from server.dispatch import execute
+from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE, EXPIRY_KEEP
+from server.log import NOTICE
+from server.persistence.reader import AofCorrupted, AofTruncated, iter_commands
+from server.rdb.file import LoadStats, RdbLoadError, load_rdb
+
+if TYPE_CHECKING:
+    from server.connection import Client
+    from server.replication.state import ReplicationState
+    from server.server import Server
+
+log = logging.getLogger("rivulet")
+
+# The link's states (Redis's repl_state), spelled as ROLE reports them.
+NONE = "none"  # not a replica
+CONNECT = "connect"  # must connect (the cron does it)
+CONNECTING = "connecting"  # TCP connection under way
+HANDSHAKE = "handshake"  # PING ... PSYNC
+TRANSFER = "sync"  # receiving the snapshot of a full resynchronization
+CONNECTED = "connected"  # applying the master's stream
+
+# Redis's CONFIG_RUN_ID_SIZE: replication IDs and the diskless EOF mark.
+RUN_ID_SIZE = 40
+_READ_SIZE = 1 << 16
+UNBLOCKED_ROLE_CHANGE = ErrorReply(
+    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+
+
+class _LinkFailed(Exception):
+    """The handshake or the transfer failed; str() was logged already (or is empty)."""
+
+
+@dataclass
+class CachedMaster:
+    """What a lost link keeps for the next PSYNC (Redis's server.cached_master)."""
+
+    replid: str
+    reploff: int
+    db: int
+
+
+def _command(*args: bytes | str | int) -> bytes:
+    parts = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = arg if isinstance(arg, bytes) else str(arg).encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(parts)
+
+
+class ReplicaLink:
+    """The replica role of one server: where its master is, the link's state, the offsets."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.host: str | None = None
+        self.port = 0
+        self.state = NONE
+        # The link's client while connected (server.master in Redis).
+        self.master: Client | None = None
+        self.cached: CachedMaster | None = None
+        # The master's replication ID, and the offsets of the last byte applied and read.
+        self.master_replid = ""
+        self.reploff = 0
+        self.read_reploff = 0
+        # A master that answered PSYNC with an error (SYNC was used): it takes no ACKs.
+        self.pre_psync = False
+        self.down_since = 0  # when the link went down (0: never up, or promoted since)
+        self.lastio = 0.0  # last time the handshake or the transfer heard from the master
+        self.transfer_size = -1  # the snapshot's size; 0 for the EOF-mark form
+        self.transfer_read = 0
+        self.loading = False
+        self.full_syncs = 0
+        self._task: asyncio.Task[None] | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._cron: asyncio.TimerHandle | None = None
+        # Bytes of a MULTI the master has not finished yet: they count when its EXEC ran.
+        self._held = b""
+        config = server.config
+        self.read_only: bool = config["replica-read-only"]
+        self.serve_stale: bool = config["replica-serve-stale-data"]
+        config.on_change("replica-read-only", self._set_read_only)
+        config.on_change("replica-serve-stale-data", self._set_serve_stale)
+
+    def _set_read_only(self, value: bool) -> None:
+        self.read_only = value
+
+    def _set_serve_stale(self, value: bool) -> None:
+        self.serve_stale = value
+
+    @property
+    def repl(self) -> ReplicationState:
+        state: ReplicationState = self.server.replication
+        return state
+
+    @property
+    def refuse_stale(self) -> bool:
+        """Clients get -MASTERDOWN (replica-serve-stale-data no while the link is down)."""
+        return not self.serve_stale and self.state != CONNECTED
+
+    def _update_role(self) -> None:
+        server = self.server
+        is_replica = self.host is not None
+        server.replica_gate = is_replica
+        server.keyspace.expiry = EXPIRY_HIDE if is_replica else EXPIRY_DELETE
+        server.config.values["replicaof"] = (self.host, self.port) if is_replica else None
+
+    # --- start, REPLICAOF ------------------------------------------------------------------
+
+    def start_cron(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Run the once-a-second cron (timeouts, reconnection, ACKs)."""
+        self._cron = loop.call_later(1, self._run_cron)
+
+    def connect_configured(self) -> None:
+        """After start-up loading: follow the master the configuration names (replicaof)."""
+        target = self.server.config["replicaof"]
+        if target is not None and self.host is None:
+            # As Redis at start-up: no history of our own to offer, a full resync follows.
+            self.set_master(target[0], target[1], synthesize_cache=False)
+
+    def stop(self) -> None:
+        if self._cron is not None:
+            self._cron.cancel()
+        self._close_link()
+
+    def set_master(self, host: str, port: int, *, synthesize_cache: bool = True) -> None:
+        """REPLICAOF host port (Redis's replicationSetMaster)."""
+        was_master = self.host is None
+        self.host = None  # so that dropping the current link does not reconnect
+        if self.master is not None:
+            self._free_master()
+        self._unblock_all()
+        self.host, self.port = host, port
+        self._update_role()
+        self._cancel_handshake(False)
+        if was_master and synthesize_cache:
+            # Our own history, as a cached master: a new master that was our replica can
+            # continue it (replicationCacheMasterUsingMyself).
+            log.log(NOTICE, "Before turning into a replica, using my own master parameters to "
+                    "synthesize a cached master: I may be able to synchronize with the new "
+                    "master with just a partial transfer.")
+            repl = self.repl
+            self.cached = CachedMaster(repl.replid, repl.master_repl_offset, 0)
+        self.state = CONNECT
+        log.log(NOTICE, "Connecting to MASTER %s:%d", host, port)
+        self._connect()
+
+    def unset_master(self) -> None:
+        """REPLICAOF NO ONE (Redis's replicationUnsetMaster): the dataset stays; the history
+        followed so far becomes the secondary one, so the old master's other replicas can
+        continue from us."""
+        if self.host is None:
+            return
+        self.host = None
+        if self.master is not None:
+            self._free_master()
+        self.cached = None
+        self._cancel_handshake(False)
+        self.repl.shift_replid()
+        self._disconnect_replicas()
+        self.state = NONE
+        self.down_since = 0
+        self._update_role()
+
+    def _unblock_all(self) -> None:
+        """Clients blocked while this server was a master are released with an error
+        (Redis's disconnectAllBlockedClients)."""
+        blocking = self.server.blocking
+        for client in list(self.server.clients.values()):
+            if client.blocked is not None:
+                blocking.unblock(client, UNBLOCKED_ROLE_CHANGE)
+
+    def _disconnect_replicas(self) -> None:
+        """Our replicas must hear of a new history (Redis's disconnectSlaves)."""
+        hook = getattr(self.server, "disconnect_replicas", None)
+        if hook is not None:
+            hook()
+
+    # --- connecting ------------------------------------------------------------------------
+
+    def _connect(self) -> None:
+        assert self.host is not None
+        loop = self.server.loop
+        assert loop is not None
+        self.lastio = time.time()
+        self.state = CONNECTING
+        log.log(NOTICE, "MASTER <-> REPLICA sync started")
+        self._task = loop.create_task(self._link(self.host, self.port))
+
+    def _close_link(self) -> None:
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+
+    def _cancel_handshake(self, reconnect: bool) -> bool:
+        """Abandon a connection, handshake or transfer under way (Redis's
+        cancelReplicationHandshake). Not while the snapshot loads: that finishes first."""
+        if self.state not in (CONNECTING, HANDSHAKE, TRANSFER) or self.loading:
+            return False
+        self._close_link()
+        self.state = CONNECT
+        if reconnect and self.host is not None:
+            log.log(NOTICE, "Reconnecting to MASTER %s:%d after failure", self.host, self.port)
+            self._connect()
+        return True
+
+    def _handshake_failed(self) -> None:
+        self._writer = None
+        self._task = None
+        if self.host is not None:
+            self.state = CONNECT  # the cron tries again within a second
+
+    async def _link(self, host: str, port: int) -> None:
+        writer: asyncio.StreamWriter | None = None
+        try:
+            try:
+                reader, writer = await asyncio.open_connection(host, port)
+            except OSError as exc:
+                log.warning("Unable to connect to MASTER: %s", exc.strerror or exc)
+                raise _LinkFailed() from None
+            self._writer = writer
+            log.log(NOTICE, "Non blocking connect for SYNC fired the event.")
+            continued = await self._handshake(reader, writer)
+            if not continued:
+                await self._full_sync(reader, writer)
+        except _LinkFailed as exc:
+            if str(exc):
+                log.warning("%s", exc)
+            if writer is not None:
+                writer.close()
+            self._handshake_failed()
+            return
+        except (OSError, EOFError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
+            log.warning("I/O error trying to sync with MASTER: %s",
+                        getattr(exc, "strerror", None) or exc or "connection lost")
+            if writer is not None:
+                writer.close()
+            self._handshake_failed()
+            return
+        client = self.master
+        assert client is not None
+        try:
+            await self._stream(reader, client)
+        except (OSError, EOFError):
+            pass
+        finally:
+            writer.close()
+            if self.master is client:
+                self._master_lost()
+
+    # --- the handshake ---------------------------------------------------------------------
+
+    async def _reply(self, reader: asyncio.StreamReader) -> str:
+        """One reply line, without its CRLF (Redis's receiveSynchronousResponse)."""
+        line = await reader.readline()
+        if not line.endswith(b"\n"):
+            raise _LinkFailed("Master did not respond to command during SYNC handshake")
+        self.lastio = time.time()
+        return line.rstrip(b"\r\n").decode("utf-8", "replace")
+
+    async def _handshake(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """PING, AUTH, REPLCONF, PSYNC. True when the master continues our history (+CONTINUE);
+        False when a snapshot follows (+FULLRESYNC, or SYNC)."""
+        self.state = HANDSHAKE
+        config = self.server.config
+        writer.write(_command("PING"))
+        reply = await self._reply(reader)
+        # A PONG, or an authentication error (AUTH comes next), as Redis accepts.
+        if not (reply.startswith("+") or reply.startswith("-NOAUTH") or reply.startswith("-NOPERM")
+                or reply.startswith("-ERR operation not permitted")):
+            raise _LinkFailed(f"Error reply to PING from master: '{reply}'")
+        log.log(NOTICE, "Master replied to PING, replication can continue...")
+        auth: str = config["masterauth"]
+        user: str = config["masteruser"]
+        if auth:
+            writer.write(_command("AUTH", user, auth) if user else _command("AUTH", auth))
+        port = config["replica-announce-port"] or self.server.port
+        writer.write(_command("REPLCONF", "listening-port", port))
+        announce_ip: str = config["replica-announce-ip"]
+        if announce_ip:
+            writer.write(_command("REPLCONF", "ip-address", announce_ip))
+        writer.write(_command("REPLCONF", "capa", "eof", "capa", "psync2"))
+        if auth:
+            reply = await self._reply(reader)
+            if reply.startswith("-"):
+                raise _LinkFailed(f"Unable to AUTH to MASTER: {reply}")
+        for what, sent in (("listening-port", True), ("ip-address", bool(announce_ip)),
+                           ("capa", True)):
+            if not sent:
+                continue
+            reply = await self._reply(reader)
+            if reply.startswith("-"):
+                log.log(NOTICE, "(Non critical) Master does not understand REPLCONF %s: %s",
+                        what, reply)
+        return await self._psync(reader, writer)
+
+    async def _psync(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Redis's slaveTryPartialResynchronization."""
+        cached = self.cached
+        if cached is not None:
+            replid, offset = cached.replid, cached.reploff + 1
+            log.log(NOTICE, "Trying a partial resynchronization (request %s:%d).", replid, offset)
+        else:
+            replid, offset = "?", -1
+            log.log(NOTICE, "Partial resynchronization not possible (no cached master)")
+        writer.write(_command("PSYNC", replid, offset))
+        reply = ""
+        while not reply:  # the master may send newlines before it answers, to keep us alive
+            reply = await self._reply(reader)
+        self.pre_psync = False
+        if reply.startswith("+FULLRESYNC"):
+            parts = reply.split(" ")
+            if len(parts) >= 3 and len(parts[1]) == RUN_ID_SIZE:
+                self.master_replid = parts[1]
+                self.reploff = int(parts[2]) if parts[2].lstrip("-").isdigit() else -1
+                log.log(NOTICE, "Full resync from master: %s:%d", self.master_replid, self.reploff)
+            else:
+                log.warning("Master replied with wrong +FULLRESYNC syntax.")
+                self.master_replid = ""
+                self.reploff = -1
+            self.pre_psync = self.reploff == -1
+            return False
+        if reply.startswith("+CONTINUE"):
+            log.log(NOTICE, "Successful partial resynchronization with master.")
+            assert cached is not None
+            new = reply[10:].strip()
+            repl = self.repl
+            if len(new) == RUN_ID_SIZE and new != cached.replid:
+                # The master's history has a new ID (it was promoted): ours becomes the
+                # secondary one up to here, and our replicas must hear of it.
+                log.log(NOTICE, "Master replication ID changed to %s", new)
+                repl.replid2 = cached.replid
+                repl.second_replid_offset = repl.master_repl_offset + 1
+                repl.replid = new
+                cached.replid = new
+                self._disconnect_replicas()
+            self._resurrect(writer)
+            repl.create_backlog()
+            log.log(NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
+            return True
+        if reply.startswith("-NOMASTERLINK") or reply.startswith("-LOADING"):
+            raise _LinkFailed(
+                f"Master is currently unable to PSYNC but should be in the future: {reply}")
+        if reply.startswith("-ERR"):
+            log.log(NOTICE, "Master does not support PSYNC or is in error state (reply: %s)", reply)
+        else:
+            log.warning("Unexpected reply to PSYNC from master: %s", reply)
+        log.log(NOTICE, "Retrying with SYNC...")
+        writer.write(b"SYNC\r\n")
+        self.master_replid = ""
+        self.reploff = -1
+        self.pre_psync = True
+        return False
+
+    # --- full resynchronization ------------------------------------------------------------
+
+    async def _full_sync(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Receive the snapshot, load it in place of the dataset (readSyncBulkPayload)."""
+        self.state = TRANSFER
+        self.transfer_size = -1
+        self.transfer_read = 0
+        self.lastio = time.time()
+        while True:
+            line = await reader.readline()
+            if not line.endswith(b"\n"):
+                raise _LinkFailed("I/O error reading bulk count from MASTER: connection lost")
+            self.lastio = time.time()
+            head = line.rstrip(b"\r\n")
+            if head:
+                break  # an empty line is the master keeping the link alive
+        text = head.decode("utf-8", "replace")
+        if text.startswith("-"):
+            raise _LinkFailed(f"MASTER aborted replication with an error: {text[1:]}")
+        if not text.startswith("$"):
+            raise _LinkFailed(f"Bad protocol from MASTER, the first byte is not '$' (we received "
+                              f"'{text}'), are you sure the host and port are right?")
+        mark = head[5:5 + RUN_ID_SIZE] if head[1:5] == b"EOF:" and len(head) >= 5 + RUN_ID_SIZE else b""
+        if mark:
+            self.transfer_size = 0
+            log.log(NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with "
+                    "EOF to parser")
+            payload = await self._read_until_mark(reader, mark)
+        else:
+            size = int(text[1:]) if text[1:].isdigit() else -1
+            if size < 0:
+                raise _LinkFailed(f"Bad protocol from MASTER: invalid bulk length '{text}'")
+            self.transfer_size = size
+            log.log(NOTICE, "MASTER <-> REPLICA sync: receiving %d bytes from master to parser",
+                    size)
+            payload = await self._read_exactly(reader, size)
+        await self._load(payload)
+        self._attach(writer, self.reploff, self._stream_db)
+        repl = self.repl
+        repl.adopt(self.master_replid, self.reploff)
+        self.full_syncs += 1
+        log.log(NOTICE, "MASTER <-> REPLICA sync: Finished with success")
+        if mark:
+            self.send_ack()  # the diskless form: the master waits for it to put us online
+        try:
+            self.server.persistence.restart_aof_after_sync()
+        except OSError as exc:
+            log.warning("Failed enabling the AOF after successful master synchronization: %s",
+                        exc.strerror or exc)
+
+    async def _read_exactly(self, reader: asyncio.StreamReader, size: int) -> bytes:
+        parts: list[bytes] = []
+        left = size
+        while left:
+            chunk = await reader.read(min(left, 1 << 20))
+            if not chunk:
+                raise _LinkFailed("I/O error trying to sync with MASTER: connection lost")
+            parts.append(chunk)
+            left -= len(chunk)
+            self.transfer_read += len(chunk)
+            self.lastio = time.time()
+        return b"".join(parts)
+
+    async def _read_until_mark(self, reader: asyncio.StreamReader, mark: bytes) -> bytes:
+        buf = bytearray()
+        while True:
+            chunk = await reader.read(1 << 20)
+            if not chunk:
+                raise _LinkFailed("I/O error trying to sync with MASTER: connection lost")
+            buf += chunk
+            self.transfer_read += len(chunk)
+            self.lastio = time.time()
+            if len(buf) >= RUN_ID_SIZE and buf[-RUN_ID_SIZE:] == mark:
+                del buf[-RUN_ID_SIZE:]
+                return bytes(buf)
+
+    async def _load(self, payload: bytes) -> None:
+        """Flush, then load the master's snapshot; clients get -LOADING meanwhile."""
+        server = self.server
+        server.persistence.stop_children()
+        # A new history: no cached master, our replicas resynchronize, our backlog is void
+        # (replicationAttachToNewMaster).
+        self.cached = None
+        self._disconnect_replicas()
+        self.repl.free_backlog()
+        log.log(NOTICE, "MASTER <-> REPLICA sync: Flushing old data")
+        keyspace = server.keyspace
+        for db in keyspace.dbs:
+            db.flush()
+        log.log(NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory")
+        stats = LoadStats()
+        self.loading = True
+        server.loading = True
+        server.effects.suspended = True
+        try:
+            for _ in load_rdb(payload, keyspace, server.config, stats, keep_expired=True):
+                await asyncio.sleep(0)
+        except RdbLoadError as exc:
+            for db in keyspace.dbs:
+                db.flush()
+            raise _LinkFailed("Failed trying to load the MASTER synchronization DB from socket: "
+                              f"{exc.message} (offset {exc.offset})") from None
+        finally:
+            self.loading = False
+            server.loading = False
+            server.effects.suspended = False
+        self._stream_db = 0
+        for name, value in stats.info.aux:
+            if name == b"repl-stream-db" and value.isdigit() and int(value) < len(keyspace.dbs):
+                self._stream_db = int(value)
+        log.log(NOTICE, "Done loading RDB, keys loaded: %d, keys expired: %d.",
+                stats.keys_loaded, stats.keys_expired)
+
+    _stream_db = 0
+
+    # --- the master's client ---------------------------------------------------------------
+
+    def _attach(self, writer: asyncio.StreamWriter, offset: int, db: int) -> None:
+        """The link becomes a client of ours that runs the master's stream (Redis's
+        replicationCreateMasterClient)."""
+        from server.connection import Client, _format_addr
+
+        server = self.server
+        client = Client(server)
+        client.is_master = True
+        client.set_authenticated(True)
+        client.transport = writer.transport
+        client.addr = _format_addr(writer.get_extra_info("peername"))
+        client.laddr = _format_addr(writer.get_extra_info("sockname"))
+        sock = writer.get_extra_info("socket")
+        client.fd = sock.fileno() if sock is not None else -1
+        if 0 <= db < len(server.keyspace.dbs):
+            client.select(db)
+        server.clients[client.id] = client
+        self.master = client
+        self._writer = writer
+        self.reploff = self.read_reploff = offset
+        self._held = b""
+        self.state = CONNECTED
+        self.down_since = 0
+
+    def _resurrect(self, writer: asyncio.StreamWriter) -> None:
+        """+CONTINUE: the cached master comes back on the new connection."""
+        cached = self.cached
+        assert cached is not None
+        self.cached = None
+        self.master_replid = cached.replid
+        self._attach(writer, cached.reploff, cached.db)
+
+    async def _stream(self, reader: asyncio.StreamReader, client: Client) -> None:
+        """Apply the master's commands as they arrive, until the link ends."""
+        buf = b""
+        while self.master is client and not client.closed:
+            data = await reader.read(_READ_SIZE)
+            if not data:
+                return
+            client.last_interaction = time.time()
+            self.read_reploff += len(data)
+            buf = buf + data if buf else data
+            used = self._apply(client, buf)
+            buf = buf[used:]
+
+    def _apply(self, client: Client, buf: bytes) -> int:
+        """Run the complete commands at the start of buf; returns the bytes they took."""
+        keyspace = self.server.keyspace
+        fed = 0  # buf[:fed] has been counted in the offset and fed to the state
+        pos = 0
+        keyspace.expiry = EXPIRY_KEEP
+        try:
+            for argv, end in iter_commands(buf):
+                self._run(client, argv)
+                pos = end
+                if client.multi is None:
+                    done = buf[fed:end]
+                    if self._held:
+                        done = self._held + done
+                        self._held = b""
+                    self._account(done)
+                    fed = end
+                if self.master is not client:
+                    break
+        except AofTruncated:
+            pass  # the rest comes with the next read
+        except AofCorrupted as exc:
+            log.warning("Protocol error from MASTER (%s): closing the link", exc)
+            client.close()
+        finally:
+            keyspace.expiry = EXPIRY_HIDE if self.host is not None else EXPIRY_DELETE
+        if fed < pos:
+            self._held += buf[fed:pos]
+        return pos
+
+    def _account(self, data: bytes) -> None:
+        """A complete unit of the stream was applied: it moves our offset and goes on to our
+        backlog and replicas, unchanged (Redis's replicationFeedStreamFromMasterStream)."""
+        self.reploff += len(data)
+        feed = getattr(self.server, "feed_replication_stream", None)
+        if feed is not None:
+            feed(data)
+        else:
+            self.repl.feed(data)
+
+    def _run(self, client: Client, argv: list[bytes]) -> None:
+        if len(argv) >= 2 and argv[0].lower() == b"replconf" and argv[1].lower() == b"getack":
+            # The master asks where we are (WAIT): the offset before this very command.
+            self.send_ack()
+            return
+        reply: Any = execute(client, argv)
+        client.out.clear()  # the master hears nothing back
+        if reply is BLOCKED:
+            # A stream never carries a command that waits; should one do so, it must not hold
+            # the link: it is released at once.
+            self.server.blocking.unblock(client, None)
+            client.out.clear()
+        elif type(reply) is ErrorReply:
+            log.warning("== CRITICAL == This replica is sending an error to its master: '%s' "
+                        "after processing the command '%s'", reply.message,
+                        argv[0].decode("utf-8", "replace"))
+
+    def send_ack(self) -> None:
+        """REPLCONF ACK <offset>: where we are, for the master's WAIT and its replica lag."""
+        writer = self._writer
+        if self.master is not None and writer is not None and not writer.is_closing():
+            writer.write(_command("REPLCONF", "ACK", self.reploff))
+
+    def _free_master(self) -> None:
+        """Drop the link to the master, keeping what a PSYNC needs."""
+        self._close_link()
+        self._master_lost()
+
+    def _master_lost(self) -> None:
+        """The master's link ended: cache it for PSYNC, reconnect at once (Redis's
+        replicationCacheMaster and replicationHandleMasterDisconnection)."""
+        client = self.master
+        if client is None:
+            return
+        log.log(NOTICE, "Connection with master lost.")
+        log.log(NOTICE, "Caching the disconnected master state.")
+        self.master = None
+        client.closed = True
+        client.multi = None
+        self._held = b""
+        self.server.client_disconnected(client)
+        self.read_reploff = self.reploff
+        self.cached = CachedMaster(self.master_replid, self.reploff, client.db.index)
+        self._writer = None
+        self._task = None
+        self.state = CONNECT
+        self.down_since = int(time.time())
+        if self.host is not None:
+            log.log(NOTICE, "Reconnecting to MASTER %s:%d", self.host, self.port)
+            self._connect()
+
+    # --- once a second ---------------------------------------------------------------------
+
+    def _run_cron(self) -> None:
+        try:
+            self.cron()
+        except Exception:  # the cron must never stop
+            log.exception("replication cron failed")
+        loop = self.server.loop
+        if loop is not None:
+            self._cron = loop.call_later(1, self._run_cron)
+
+    def cron(self) -> None:
+        """Timeouts, reconnection and ACKs (the replica's part of Redis's replicationCron)."""
+        if self.host is None:
+            return
+        now = time.time()
+        timeout = self.server.config["repl-timeout"]
+        if self.state in (CONNECTING, HANDSHAKE) and now - self.lastio > timeout:
+            log.warning("Timeout connecting to the MASTER...")
+            self._cancel_handshake(True)
+        if self.state == TRANSFER and not self.loading and now - self.lastio > timeout:
+            log.warning("Timeout receiving bulk data from MASTER... If the problem persists try "
+                        "to set the 'repl-timeout' parameter in redis.conf to a larger value.")
+            self._cancel_handshake(True)
+        master = self.master
+        if self.state == CONNECTED and master is not None and now - master.last_interaction > timeout:
+            log.warning("MASTER timeout: no data nor PING received...")
+            self._free_master()
+        if self.state == CONNECT:
+            log.log(NOTICE, "Connecting to MASTER %s:%d", self.host, self.port)
+            self._connect()
+        if self.master is not None and not self.pre_psync:
+            self.send_ack()
+
+    # --- what INFO and ROLE show -----------------------------------------------------------
+
+    def offsets(self) -> tuple[int, int]:
+        """(slave_repl_offset, slave_read_repl_offset) as INFO shows them."""
+        if self.master is not None:
+            return self.reploff, self.read_reploff
+        if self.cached is not None:
+            return self.cached.reploff, self.cached.reploff
+        return 1, 1
+
+    def info_fields(self) -> list[tuple[str, object]]:
+        """The replica's lines of INFO replication, after role:slave (genRedisInfoString)."""
+        now = time.time()
+        config = self.server.config
+        master = self.master
+        applied, read = self.offsets()
+        pairs: list[tuple[str, object]] = [
+            ("master_host", self.host),
+            ("master_port", self.port),
+            ("master_link_status", "up" if self.state == CONNECTED else "down"),
+            ("master_last_io_seconds_ago",
+             int(now - master.last_interaction) if master is not None else -1),
+            ("master_sync_in_progress", int(self.state == TRANSFER)),
+            ("slave_read_repl_offset", read),
+            ("slave_repl_offset", applied),
+        ]
+        if self.state == TRANSFER:
+            size = self.transfer_size
+            done = self.transfer_read
+            pairs += [
+                ("master_sync_total_bytes", size),
+                ("master_sync_read_bytes", done),
+                ("master_sync_left_bytes", size - done),
+                ("master_sync_perc", "%.2f" % (done / size * 100 if size > 0 else 0)),
+                ("master_sync_last_io_seconds_ago", int(now - self.lastio)),
+            ]
+        if self.state != CONNECTED:
+            pairs.append(("master_link_down_since_seconds",
+                          int(now - self.down_since) if self.down_since else -1))
+        pairs += [
+            ("slave_priority", config["replica-priority"]),
+            ("slave_read_only", int(config["replica-read-only"])),
+            ("replica_announced", int(config["replica-announced"])),
+        ]
+        return pairs
+
+    def role_reply(self) -> list[Any]:
+        """ROLE for a replica: slave, host, port, state, offset."""
+        assert self.host is not None
+        return [b"slave", self.host.encode(), self.port, self.state.encode(),
+                self.reploff if self.master is not None else -1]
