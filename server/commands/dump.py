@@ -8,7 +8,7 @@ from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
 from server.command_table import command
 from server.commands import hashes as hash_commands
-from server.keyspace import now_ms
+from server.keyspace import EXPIRY_DELETE, now_ms
 from server.rdb.payload import create_payload, load_payload, verify_payload
 from server.rdb.primitives import RdbError
 
@@ -228,7 +228,7 @@ def restore_command(client: Client, argv: list[bytes]) -> Any:
     deleted = db.delete(key) if replace else False
     if ttl and not absttl:
         ttl += now
-    if ttl and ttl <= now:
+    if ttl and ttl <= now and db.keyspace.expiry == EXPIRY_DELETE:
         # Already expired: the key is not created; one replaced is gone, logged as its DEL.
         if deleted:
             client.propagate([b"DEL", key])

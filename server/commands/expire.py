@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
 from server.command_table import command
-from server.keyspace import now_ms
+from server.keyspace import EXPIRY_DELETE, now_ms
 from server.notify import NOTIFY_GENERIC, notify_keyspace_event
 
 if TYPE_CHECKING:
@@ -76,7 +76,8 @@ def _expire_generic(client: Client, argv: list[bytes], name: str, *, relative: b
         if "lt" in conditions and current is not None and when >= current:
             return 0
     # Logged as the absolute time (or the deletion) it came to: a replay must not read the clock.
-    if when <= now:
+    # Redis's checkAlreadyExpired: a replica keeps the key until its master's DEL.
+    if when <= now and db.keyspace.expiry == EXPIRY_DELETE:
         db.delete(key)
         client.propagate([b"DEL", key])
         notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)

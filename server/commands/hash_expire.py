@@ -24,7 +24,7 @@ from protocol.reply import ErrorReply
 from server.command_table import command, key_spec, on_server_start
 from server.commands import hashes as hash_commands
 from server.commands.hashes import delete_expired_field, get_hash
-from server.keyspace import Database, now_ms
+from server.keyspace import EXPIRY_DELETE, Database, now_ms
 from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify_keyspace_event
 
 if TYPE_CHECKING:
@@ -204,7 +204,9 @@ def _hexpire(client: Client, argv: list[bytes], name: str, relative: bool, secon
     if h is None:
         return [-2] * len(fields)
     h.make_expirable()
-    replaying = client.is_loader
+    # Loading, or on a replica, a time already past is stored: the field expires later (a
+    # replica's master sends the HDEL).
+    replaying = client.is_loader or client.keyspace.expiry != EXPIRY_DELETE
     codes: list[int] = []
     updated: list[bytes] = []
     deleted = 0

@@ -11,7 +11,7 @@ from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
 from server.command_table import command
 from server.commands.expire import LLONG_MAX, invalid_expire_time
-from server.keyspace import Database, now_ms
+from server.keyspace import EXPIRY_DELETE, Database, now_ms
 from server.notify import NOTIFY_GENERIC, NOTIFY_STRING, notify_keyspace_event
 
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ def getex(client: Client, argv: list[bytes]) -> Any:
     if opts.expire is not None:
         assert opts.unit is not None
         when = expire_ms(opts.expire, opts.unit, "getex", now)
-        if opts.unit in (b"exat", b"pxat") and when <= now:
+        if opts.unit in (b"exat", b"pxat") and when <= now and db.keyspace.expiry == EXPIRY_DELETE:
             db.delete(key)
             notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
         else:
