@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from server.pending_writes import PendingWrites
     from server.persistence.manager import Persistence
     from server.pubsub import Subscriptions
+    from server.replication.links import ReplicaLink
     from server.server import Server
     from server.stats import Stats
 
@@ -69,6 +70,10 @@ class Client(asyncio.Protocol):
         self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False
         self.blocked: BlockedState | None = None
+        # Set once it said REPLCONF / SYNC / PSYNC: its side of replication (a replica of ours).
+        self.replica: ReplicaLink | None = None
+        # The replication offset after its last write (what WAIT waits for).
+        self.woff = 0
         # Pub/Sub subscriptions (server/pubsub.py); None while the client has none.
         self.subs: Subscriptions | None = None
         # Set while a parked command runs again (Redis's CLIENT_REPROCESSING_COMMAND).
@@ -246,6 +251,8 @@ class Client(asyncio.Protocol):
             if subs.held:
                 self.server.pubsub.release_held(self)
             limits = self.server.pubsub_output_limits if subs.active() else self.server.output_limits
+        elif self.replica is not None:
+            limits = self.server.replica_output_limits
         else:
             limits = self.server.output_limits
         out = self.out

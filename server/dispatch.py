@@ -171,7 +171,9 @@ def propagate_effects(client: Client) -> None:
     handler; inside EXEC they wait for the end of the EXEC, to leave as one transaction.
     """
     if not client.in_exec:
-        client.effects.propagate_pending()
+        effects = client.effects
+        effects.propagate_pending()
+        client.woff = effects.repl_offset
 
 
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:

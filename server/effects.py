@@ -67,6 +67,9 @@ class Effects:
         self.transaction = False
         # While a file loads, what the loading does is not handed on (it is already logged).
         self.suspended = False
+        # The replication offset once the last effects were handed on (the replication stream
+        # keeps it): each client remembers it after its writes, for WAIT.
+        self.repl_offset = 0
 
     def register(self, consumer: EffectsConsumer) -> None:
         if consumer not in self.consumers:

@@ -34,16 +34,21 @@ container("client", group="connection", since="2.4.0",
 
 
 def client_type(client: Client) -> str:
-    # Replication does not exist yet: a client is a pubsub or a normal one.
+    link = client.replica
+    if link is not None and link.is_replica:
+        return "replica"
     subs = client.subs
     return "pubsub" if subs is not None and subs.active() else "normal"
 
 
 def _flags(client: Client) -> str:
-    # Same letters, same order as Redis: P Pub/Sub mode, x MULTI, b blocked, d watched key touched (EXEC will
+    # Same letters, same order as Redis: S a replica of ours, P Pub/Sub mode, x MULTI, b blocked, d watched key touched (EXEC will
     # fail), c closing after this reply, e no-evict, T no-touch; N when none applies.
     flags = ""
-    if client_type(client) == "pubsub":
+    kind = client_type(client)
+    if kind == "replica":
+        flags += "S"
+    if kind == "pubsub":
         flags += "P"
     if client.multi is not None:
         flags += "x"
