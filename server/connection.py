@@ -20,6 +20,7 @@ from protocol.reply import ErrorReply, PushReplies
 from server.blocking import internal_error
 from server.dispatch import BLOCKED, execute, execute_run, run_handler_for
 from server.flow import OutputFlow
+from server.replication.links import ONLINE
 
 if TYPE_CHECKING:
     from server.blocking import BlockedState
@@ -129,6 +130,8 @@ class Client(asyncio.Protocol):
     def resume_writing(self) -> None:
         assert self.flow is not None
         self.flow.resume()
+        if self.replica is not None:
+            self.server.replication.writable(self)
 
     def data_received(self, data: bytes) -> None:
         if self.closed or self.close_after_reply:
@@ -252,7 +255,8 @@ class Client(asyncio.Protocol):
                 self.server.pubsub.release_held(self)
             limits = self.server.pubsub_output_limits if subs.active() else self.server.output_limits
         elif self.replica is not None:
-            limits = self.server.replica_output_limits
+            # A replica's snapshot is not output to limit; the stream after it is.
+            limits = self.server.replica_output_limits if self.replica.state == ONLINE else None
         else:
             limits = self.server.output_limits
         out = self.out

@@ -5,6 +5,7 @@ the backlog; WAIT, WAITAOF, min-replicas-to-write, ROLE, INFO replication, CLIEN
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -508,3 +509,41 @@ def test_replication_config_defaults_and_bounds(master) -> None:
         r.config_set("repl-timeout", "0")
     with pytest.raises(redis.ResponseError, match="argument must be between 0 and 65535"):
         r.config_set("replica-announce-port", "70000")
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_large_snapshot_to_a_slow_reader(diskless: str) -> None:
+    """A snapshot larger than a connection's write buffer leaves as the replica reads it (the
+    diskless relay and the disk sender both wait for the connection), then the stream follows."""
+    srv = ServerProcess("--repl-diskless-sync-delay", "0", "--repl-diskless-sync", diskless,
+                        "--rdbcompression", "no").start()
+    try:
+        r = _client(srv)
+        pipe = r.pipeline(transaction=False)
+        for i in range(1200):
+            pipe.set(b"big%d" % i, bytes([i % 256]) * 10000)
+        pipe.execute()
+        replica = RawReplica(srv.port)
+        try:
+            replica.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            replica.handshake()
+            replica.psync()
+            time.sleep(1.5)  # not reading: the master must hold the rest back, not drop us
+            r.set("after", "snapshot")
+            payload, framing = replica.rdb()
+            assert framing == ("eof" if diskless == "yes" else "bulk")
+            assert len(payload) > 12_000_000
+            if framing == "eof":
+                replica.ack()
+            assert replica.read_commands(2) == [[b"SELECT", b"0"], [b"SET", b"after", b"snapshot"]]
+        finally:
+            replica.close()
+        loaded = load_with_rivulet(payload)
+        try:
+            other = _client(loaded)
+            assert other.dbsize() == 1200
+            assert other.get("big77") == bytes([77]) * 10000
+        finally:
+            loaded.stop()
+    finally:
+        srv.stop()

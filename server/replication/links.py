@@ -23,7 +23,7 @@ STATE_NAMES = {WAIT_BGSAVE_START: "wait_bgsave", WAIT_BGSAVE_END: "wait_bgsave",
 class ReplicaLink:
     __slots__ = ("client", "state", "listening_port", "announced_ip", "capa_eof", "capa_psync2",
                  "rdb_only", "rdb_without_data", "pre_psync", "ack_off", "aof_off", "ack_time",
-                 "initial_offset", "pending", "stream_on_ack")
+                 "initial_offset", "pending", "stream_on_ack", "bulk", "bulk_pos")
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -49,6 +49,9 @@ class ReplicaLink:
         self.pending = bytearray()
         # Diskless: the stream starts once it acknowledges having loaded the payload.
         self.stream_on_ack = False
+        # A disk snapshot being sent (SEND_BULK), as fast as its connection takes it.
+        self.bulk: memoryview | None = None
+        self.bulk_pos = 0
 
     @property
     def is_replica(self) -> bool:
@@ -66,6 +69,11 @@ class ReplicaLink:
             return
         client.out.append(data)
         client.pending_writes.add(client)
+
+    def write_blocked(self) -> bool:
+        """Its connection holds more unsent output than the transport's high-water mark."""
+        flow = self.client.flow
+        return flow is not None and flow.paused
 
     def ip(self) -> str:
         if self.announced_ip:

@@ -39,6 +39,8 @@ NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
 _PING = b"*1\r\n$4\r\nPING\r\n"
 _GETACK = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n"
 _READ_CHUNK = 1 << 16
+# A disk snapshot leaves in pieces of this size, as the replica's connection drains.
+_BULK_CHUNK = 1 << 20
 
 
 class Master:
@@ -57,6 +59,8 @@ class Master:
         # The replicas the running child's snapshot is for.
         self.child_replicas: list[ReplicaLink] = []
         self.eof_mark = b""
+        # The diskless relay waits while a replica's connection has too much unsent.
+        self.relay_paused = False
         # When the first replica started waiting for a diskless sync (repl-diskless-sync-delay).
         self.waiting_since = 0.0
         self.no_replicas_since = time.time()
@@ -88,6 +92,13 @@ class Master:
                 link.send(data)
             elif link.state != WAIT_BGSAVE_START:
                 link.pending += data
+                limits = self.server.replica_output_limits
+                if limits is not None and limits[0] and len(link.pending) > limits[0]:
+                    log.warning("Client id=%d addr=%s closed for overcoming of output buffer "
+                                "limits.", link.client.id, link.client.addr)
+                    self.server.output_limit_disconnections += 1
+                    link.pending = bytearray()
+                    link.client.close()
 
     def _ensure_backlog(self) -> None:
         state = self.state
@@ -250,6 +261,13 @@ class Master:
                 break
             for link in self.child_replicas:
                 link.send(chunk)
+                link.client.flush()
+            if any(link.write_blocked() for link in self.child_replicas):
+                # The child waits on the full pipe meanwhile (Redis's rdb_pipe throttling).
+                assert self.server.loop is not None
+                self.server.loop.remove_reader(child.read_fd)
+                self.relay_paused = True
+                return
         assert self.server.loop is not None
         self.server.loop.remove_reader(child.read_fd)
         ok = child.poll(block=True)
@@ -294,10 +312,12 @@ class Master:
                     # Its pending stream waits for its first ACK: a replica reading the payload
                     # up to the mark must not find stream bytes after it in the same read.
                     link.stream_on_ack = True
+                    self._online(link)
                 else:
-                    link.send(b"$%d\r\n" % len(data) + data)
-                    link.stream_on_ack = False
-                self._online(link)
+                    link.state = SEND_BULK
+                    link.bulk = memoryview(b"$%d\r\n" % len(data) + data)
+                    link.bulk_pos = 0
+                    self._pump(link)
         # Replicas that arrived during this snapshot (and could not join it) get the next.
         if any(link.state == WAIT_BGSAVE_START for link in self.replicas):
             if self._socket_target():
@@ -305,6 +325,37 @@ class Master:
                 self.maybe_start_delayed()
             else:
                 self.start_snapshot()
+
+    def _pump(self, link: ReplicaLink) -> None:
+        """Send the next pieces of a disk snapshot while the replica's connection takes them;
+        once all is sent, the replica is online (Redis's sendBulkToSlave)."""
+        bulk = link.bulk
+        client = link.client
+        while bulk is not None and not client.closed:
+            if link.write_blocked():
+                return  # writable() continues when the connection drains
+            pos = link.bulk_pos
+            link.send(bytes(bulk[pos:pos + _BULK_CHUNK]))
+            client.flush()
+            link.bulk_pos = pos + _BULK_CHUNK
+            if link.bulk_pos >= len(bulk):
+                link.bulk = bulk = None
+                link.stream_on_ack = False
+                self._online(link)
+
+    def writable(self, client: Client) -> None:
+        """A replica's connection drained below its low-water mark: go on sending."""
+        link = client.replica
+        if link is None:
+            return
+        if link.state == SEND_BULK:
+            self._pump(link)
+        child = self.child
+        if (self.relay_paused and child is not None and child.read_fd >= 0
+                and not any(other.write_blocked() for other in self.child_replicas)):
+            self.relay_paused = False
+            assert self.server.loop is not None
+            self.server.loop.add_reader(child.read_fd, self._relay)
 
     def _online(self, link: ReplicaLink) -> None:
         link.state = ONLINE
@@ -355,6 +406,9 @@ class Master:
                 self.server.loop.remove_reader(child.read_fd)
                 child.kill()
                 self.child = None
+                self.relay_paused = False
+            elif self.relay_paused and child is not None:
+                self.writable(client)
         if not self.replicas:
             self.no_replicas_since = time.time()
         self.refresh_good_replicas()
