@@ -205,7 +205,7 @@ async def _run(config: Config, log: logging.Logger) -> int:
         await server.stop()
         return 1
     log.log(NOTICE, "Ready to accept connections tcp")
-    server.replica.connect_configured()
+    server.master_link.connect_configured()
     await server.serve_until_stopped()
     if config["pidfile"]:
         try:

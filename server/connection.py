@@ -20,6 +20,7 @@ from protocol.reply import ErrorReply, PushReplies
 from server.blocking import internal_error
 from server.dispatch import BLOCKED, execute, execute_run, run_handler_for
 from server.flow import OutputFlow
+from server.replication.links import ONLINE
 
 if TYPE_CHECKING:
     from server.blocking import BlockedState
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from server.pending_writes import PendingWrites
     from server.persistence.manager import Persistence
     from server.pubsub import Subscriptions
+    from server.replication.links import ReplicaLink
     from server.server import Server
     from server.stats import Stats
 
@@ -69,6 +71,10 @@ class Client(asyncio.Protocol):
         self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False
         self.blocked: BlockedState | None = None
+        # Set once it said REPLCONF / SYNC / PSYNC: its side of replication (a replica of ours).
+        self.replica: ReplicaLink | None = None
+        # The replication offset after its last write (what WAIT waits for).
+        self.woff = 0
         # Pub/Sub subscriptions (server/pubsub.py); None while the client has none.
         self.subs: Subscriptions | None = None
         # Set while a parked command runs again (Redis's CLIENT_REPROCESSING_COMMAND).
@@ -127,6 +133,8 @@ class Client(asyncio.Protocol):
     def resume_writing(self) -> None:
         assert self.flow is not None
         self.flow.resume()
+        if self.replica is not None:
+            self.server.replication.writable(self)
 
     def data_received(self, data: bytes) -> None:
         if self.closed or self.close_after_reply:
@@ -249,6 +257,9 @@ class Client(asyncio.Protocol):
             if subs.held:
                 self.server.pubsub.release_held(self)
             limits = self.server.pubsub_output_limits if subs.active() else self.server.output_limits
+        elif self.replica is not None:
+            # A replica's snapshot is not output to limit; the stream after it is.
+            limits = self.server.replica_output_limits if self.replica.state == ONLINE else None
         else:
             limits = self.server.output_limits
         out = self.out

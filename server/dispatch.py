@@ -135,7 +135,7 @@ def _replica_refusal(client: Client, cmd: Command) -> ErrorReply | None:
     """On a replica, for its clients (not its master): writes refused under
     replica-read-only, and everything but `stale` commands while the link to the master is
     down under replica-serve-stale-data no (server.c processCommand)."""
-    link = client.server.replica
+    link = client.server.master_link
     if cmd.is_write and link.read_only:
         return READONLY
     if link.refuse_stale and "stale" not in cmd.flags:
@@ -197,7 +197,9 @@ def propagate_effects(client: Client) -> None:
     handler; inside EXEC they wait for the end of the EXEC, to leave as one transaction.
     """
     if not client.in_exec:
-        client.effects.propagate_pending()
+        effects = client.effects
+        effects.propagate_pending()
+        client.woff = effects.repl_offset
 
 
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:

@@ -6,8 +6,8 @@ commands that reproduce it deterministically: its argv as sent, or a rewritten f
 PEXPIREAT for a relative expiry, XADD with the ID it generated, XCLAIM ... FORCE JUSTID for a
 delivery, DEL for a key that expired). When the command ends, dispatch hands the list to every
 consumer (`propagate_pending`): once per command, or once per EXEC with MULTI/EXEC around what
-the transaction wrote. The AOF is a consumer; a replication stream would be registered the
-same way, without any command knowing.
+the transaction wrote. The AOF is a consumer, and so is the replication stream
+(server/replication/master.py), registered the same way, without any command knowing.
 
 One list serves the whole server: commands run one at a time, and an expiry met in the middle
 of a command belongs to that command's unit, in the order it happened.
@@ -67,6 +67,9 @@ class Effects:
         self.transaction = False
         # While a file loads, what the loading does is not handed on (it is already logged).
         self.suspended = False
+        # The replication offset once the last effects were handed on (the replication stream
+        # keeps it): each client remembers it after its writes, for WAIT.
+        self.repl_offset = 0
 
     def register(self, consumer: EffectsConsumer) -> None:
         if consumer not in self.consumers:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.command_table import COMMANDS, Command
+from server.replication.info import replication_fields
 from server.version import REDIS_VERSION, RIVULET_VERSION
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 # One server per process: identifiers drawn once, as Redis draws its run id at start.
 RUN_ID = "%040x" % random.getrandbits(160)
-REPLID = "%040x" % random.getrandbits(160)
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 DEFAULT_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication", "cpu",
@@ -266,7 +266,9 @@ def section_stats(server: Server) -> str:
         ("instantaneous_input_kbps", "0.00"), ("instantaneous_output_kbps", "0.00"),
         ("instantaneous_input_repl_kbps", "0.00"), ("instantaneous_output_repl_kbps", "0.00"),
         ("rejected_connections", stats.rejected_connections),
-        ("sync_full", 0), ("sync_partial_ok", 0), ("sync_partial_err", 0),
+        ("sync_full", server.replication.sync_full),
+        ("sync_partial_ok", server.replication.sync_partial_ok),
+        ("sync_partial_err", server.replication.sync_partial_err),
         ("expired_subkeys", 0), ("expired_keys", server.keyspace.expired_keys),
         ("expired_stale_perc", "0.00"), ("expired_time_cap_reached_count", 0),
         ("expire_cycle_cpu_milliseconds", 0), ("evicted_keys", 0), ("evicted_clients", 0),
@@ -296,13 +298,7 @@ def section_stats(server: Server) -> str:
 
 
 def section_replication(server: Server) -> str:
-    link = server.replica
-    pairs: list[tuple[str, object]] = [("role", "master" if link.host is None else "slave")]
-    if link.host is not None:
-        pairs += link.info_fields()
-    pairs += [("connected_slaves", 0), ("master_failover_state", "no-failover")]
-    pairs += server.replication.info_fields()
-    return "# Replication\r\n" + _lines(pairs)
+    return "# Replication\r\n" + _lines(replication_fields(server))
 
 
 def _cpu(value: float) -> str:

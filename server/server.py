@@ -19,14 +19,18 @@ from server.keyspace import Keyspace
 from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
 from server.pubsub import PubSub
-from server.replication.replica import ReplicaLink
-from server.replication.state import ReplicationState
+from server.replication.master import NOREPLICAS, Master
+from server.replication.replica import MasterLink
+from server.replication.wait import WaitManager
 from server.stats import Stats
 
 if TYPE_CHECKING:
     from server.connection import Client
 
 log = logging.getLogger("rivulet")
+
+# (server) -> why SYNC / PSYNC are refused now, or None (filled by the replica side).
+SYNC_REFUSAL_HOOKS: list = []
 
 
 class Server:
@@ -40,7 +44,13 @@ class Server:
         self._ids = itertools.count(1)
         self.start_time = time.time()
         self.loading = False
-        self.write_error: str | None = None  # set while writes must be refused (MISCONF)
+        # Set while writes must be refused: the persistence error (MISCONF) first, else the
+        # lack of good replicas (NOREPLICAS); see refresh_write_error.
+        self.write_error: str | None = None
+        self.disk_error: str | None = None
+        self.noreplicas = False
+        # The master this server follows, set by REPLICAOF (the replica side); None: a master.
+        self.replica_of: tuple[str, int] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.blocking: BlockingManager = None  # type: ignore[assignment]  # set in start()
         self.pending_writes: PendingWrites = None  # type: ignore[assignment]  # set in start()
@@ -53,6 +63,8 @@ class Server:
         self.output_limits: tuple[int, int, int] | None = None
         # The same for clients in Pub/Sub mode (Redis's pubsub class).
         self.pubsub_output_limits: tuple[int, int, int] | None = None
+        # The same for replicas (Redis's replica class).
+        self.replica_output_limits: tuple[int, int, int] | None = None
         self.pubsub = PubSub()
         self.output_limit_disconnections = 0  # INFO client_output_buffer_limit_disconnections
         self._follow_output_limits(config["client-output-buffer-limit"])
@@ -61,12 +73,14 @@ class Server:
         config.on_change("stream-read-cache-bytes", self.entry_cache.set_budget)
         load_handlers()
         self.persistence = Persistence(self)
-        # Replication: the history this server serves or follows (IDs, offset, backlog), and
-        # its link to a master when it is a replica; replica_gate is the one test dispatch
-        # makes for the replica's checks (READONLY, MASTERDOWN).
-        self.replication = ReplicationState()
+        # The replicas of this server and its replication stream (server/replication/).
+        self.replication = Master(self)
+        self.waits = WaitManager(self.replication)
+        # The link to our master when this server is a replica (server/replication/replica.py);
+        # replica_gate is the one test dispatch makes for the replica's checks (READONLY,
+        # MASTERDOWN).
         self.replica_gate = False
-        self.replica = ReplicaLink(self)
+        self.master_link = MasterLink(self)
         for hook in STARTUP_HOOKS:
             hook(self)
 
@@ -75,6 +89,36 @@ class Server:
         self.output_limits = normal if normal[0] or normal[1] else None
         pubsub = limits.get("pubsub", (0, 0, 0))
         self.pubsub_output_limits = pubsub if pubsub[0] or pubsub[1] else None
+        replica = limits.get("replica", (0, 0, 0))
+        self.replica_output_limits = replica if replica[0] or replica[1] else None
+
+    # --- refused writes and roles --------------------------------------------------------
+
+    def refresh_write_error(self) -> None:
+        """The reason writes are refused now, in Redis's order of checks (processCommand)."""
+        if self.disk_error is not None:
+            self.write_error = self.disk_error
+        elif self.noreplicas:
+            self.write_error = NOREPLICAS
+        else:
+            self.write_error = None
+
+    def set_noreplicas(self, value: bool) -> None:
+        if value != self.noreplicas:
+            self.noreplicas = value
+            self.refresh_write_error()
+
+    def is_master(self) -> bool:
+        return self.replica_of is None
+
+    def sync_refusal(self) -> str | None:
+        """Why a replica of ours cannot SYNC now (the replica side: while our own master link
+        is down), or None."""
+        for hook in SYNC_REFUSAL_HOOKS:
+            refusal = hook(self)
+            if refusal is not None:
+                return refusal
+        return None
 
     @property
     def last_save(self) -> int:
@@ -95,6 +139,8 @@ class Server:
 
     def client_disconnected(self, client: Client) -> None:
         self.blocking.disconnected(client)
+        if client.replica is not None:
+            self.replication.disconnected(client)
         if client.subs is not None:
             self.pubsub.drop_client(client)
         if client.watched:
@@ -133,7 +179,7 @@ class Server:
                 port = srv.sockets[0].getsockname()[1]
         self.port = port
         self._schedule_cron()
-        self.replica.start_cron(loop)
+        self.master_link.start_cron(loop)
 
     def _schedule_cron(self) -> None:
         assert self.loop is not None
@@ -144,6 +190,10 @@ class Server:
         try:
             self.keyspace.tick()
             self.persistence.cron()
+            self.replication.cron()
+            if self.waits.waiters:
+                # The AOF's fsync moves on its own: WAITAOF's local count is checked here.
+                self.waits.process()
             # A replica expires nothing itself: its master's DELs do (Redis's iAmMaster test).
             if self.config["active-expire-enabled"] and not self.loading and not self.replica_gate:
                 self.keyspace.active_expire_cycle()
@@ -186,13 +236,14 @@ class Server:
         log.warning("User requested shutdown...")
         if self._cron is not None:
             self._cron.cancel()
-        self.replica.stop()
+        self.master_link.stop()
         for srv in self.servers:
             srv.close()
         # Replies already produced are in the transports' buffers: closing flushes them first.
         for client in list(self.clients.values()):
             client.flush()
             client.close()
+        self.replication.shutdown()
         self.persistence.shutdown(self.shutdown_save)
         for srv in self.servers:
             try:

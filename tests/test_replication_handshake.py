@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from tests.helpers import encode_command
-from tests.replication_helpers import info, wait_until
+from tests.replica_helpers import info, wait_until
 from tests.serverproc import ServerProcess
 
 # An RDB file holding x = "1" in database 0, without a checksum (zero: not checked).

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from tests.helpers import call_raw
-from tests.replication_helpers import (
+from tests.replica_helpers import (
     REDIS70,
     RedisServer,
     info,

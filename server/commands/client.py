@@ -36,17 +36,23 @@ container("client", group="connection", since="2.4.0",
 def client_type(client: Client) -> str:
     if client.is_master:
         return "master"
+    link = client.replica
+    if link is not None and link.is_replica:
+        return "replica"
     subs = client.subs
     return "pubsub" if subs is not None and subs.active() else "normal"
 
 
 def _flags(client: Client) -> str:
-    # Same letters, same order as Redis: P Pub/Sub mode, x MULTI, b blocked, d watched key touched (EXEC will
+    # Same letters, same order as Redis: S a replica of ours, M our master, P Pub/Sub mode, x MULTI, b blocked, d watched key touched (EXEC will
     # fail), c closing after this reply, e no-evict, T no-touch; N when none applies.
     flags = ""
-    if client.is_master:
+    kind = client_type(client)
+    if kind == "replica":
+        flags += "S"
+    if kind == "master":
         flags += "M"
-    if client_type(client) == "pubsub":
+    if kind == "pubsub":
         flags += "P"
     if client.multi is not None:
         flags += "x"

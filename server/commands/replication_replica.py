@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import string2ll
 from protocol.reply import OK, ErrorReply, SimpleString
-from server.command_table import command
+from server.command_table import command, on_server_start
 from server.log import NOTICE
+from server.replication.replica import CONNECTED
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -40,7 +41,7 @@ def _who(client: Client) -> str:
          summary="Configures a server as replica of another, or promotes it to a master.",
          arguments=_ARGS)
 def replicaof(client: Client, argv: list[bytes]) -> Any:
-    link = client.server.replica
+    link = client.server.master_link
     host_arg, port_arg = argv[1], argv[2]
     if host_arg.lower() == b"no" and port_arg.lower() == b"one":
         if link.host is not None:
@@ -70,13 +71,32 @@ def slaveof(client: Client, argv: list[bytes]) -> Any:
     return replicaof(client, argv)
 
 
-@command("role", 1, "noscript loading stale fast sentinel", group="server", since="2.8.12",
-         summary="Returns the replication role.", acl=("@admin", "@dangerous"))
-def role(client: Client, argv: list[bytes]) -> Any:
-    server = client.server
-    link = server.replica
-    if link.host is not None:
-        return link.role_reply()
-    replicas = getattr(server, "role_replicas", None)
-    listed = replicas() if replicas is not None else []
-    return [b"master", server.replication.master_repl_offset, listed]
+@on_server_start
+def _hooks(server: Any) -> None:
+    """The replica's parts of INFO replication, ROLE and SYNC (server/replication/info.py,
+    server/server.py)."""
+    from server.replication.info import REPLICA_FIELDS, ROLE_REPLY
+    from server.server import SYNC_REFUSAL_HOOKS
+
+    if _fields not in REPLICA_FIELDS:
+        REPLICA_FIELDS.append(_fields)
+        ROLE_REPLY.append(_role)
+        SYNC_REFUSAL_HOOKS.append(_sync_refusal)
+
+
+def _fields(server: Any) -> list[tuple[str, object]] | None:
+    link = server.master_link
+    return link.info_fields() if link.host is not None else None
+
+
+def _role(server: Any) -> Any:
+    link = server.master_link
+    return link.role_reply() if link.host is not None else None
+
+
+def _sync_refusal(server: Any) -> str | None:
+    # A replica of ours must wait until we have our master's data (Redis's syncCommand).
+    link = server.master_link
+    if link.host is not None and link.state != CONNECTED:
+        return "NOMASTERLINK Can't SYNC while not connected with my master"
+    return None

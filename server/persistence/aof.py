@@ -20,7 +20,7 @@ import os
 import threading
 import time
 
-from server.effects import encode_effects
+from server.effects import Effects, encode_effects
 
 log = logging.getLogger("rivulet")
 
@@ -53,6 +53,11 @@ class AppendOnlyFile:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_fsync = time.monotonic()
+        # The replication offset the file holds once written, and once fsynced (WAITAOF's
+        # local count), read from the effects when the buffer is written.
+        self.effects: Effects | None = None
+        self.written_reploff = 0
+        self.fsynced_reploff = 0
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -102,6 +107,8 @@ class AppendOnlyFile:
         if not self.buf or self.fd is None:
             return self.last_write_error is None
         data = bytes(self.buf)
+        effects = self.effects
+        mark = effects.repl_offset if effects is not None else 0
         with self._fd_lock:
             start = self.size
             try:
@@ -115,6 +122,9 @@ class AppendOnlyFile:
                 return False
         self.size = start + len(data)
         del self.buf[: len(data)]
+        self.written_reploff = mark
+        if self.fsync_policy == "always":
+            self.fsynced_reploff = mark
         if self.last_write_error is not None:
             log.warning("AOF write error looks solved. Redis can write again.")
             self.last_write_error = None
@@ -142,10 +152,13 @@ class AppendOnlyFile:
                 return
             fd = os.dup(self.fd)
             self._unsynced = False
+            mark = self.written_reploff
         try:
             os.fdatasync(fd)
         finally:
             os.close(fd)
+        if mark > self.fsynced_reploff:
+            self.fsynced_reploff = mark
         self.last_fsync = time.monotonic()
 
     def _fsync_loop(self) -> None:

@@ -164,6 +164,7 @@ class Persistence:
 
     def _open(self) -> None:
         self.aof = AppendOnlyFile(self.path, self.server.config["appendfsync"])
+        self.aof.effects = self.server.effects
         self.aof.open()
         self.rewriter = Rewriter(self.server.keyspace, self.aof)
         # From now on every command's effects are appended (server/effects.py).
@@ -193,13 +194,17 @@ class Persistence:
         points and stop-writes-on-bgsave-error) or the last AOF write failed."""
         aof = self.aof
         cfg = self.server.config
+        server = self.server
         if (self.lastbgsave_status == "err" and cfg["stop-writes-on-bgsave-error"]
                 and cfg["save"]):
-            self.server.write_error = RDB_MISCONF
+            server.disk_error = RDB_MISCONF
+            server.refresh_write_error()
         elif aof is not None and aof.last_write_error is not None:
-            self.server.write_error = f"MISCONF Errors writing to the AOF file: {aof.last_write_error}"
-        elif self.server.write_error is not None:
-            self.server.write_error = None
+            server.disk_error = f"MISCONF Errors writing to the AOF file: {aof.last_write_error}"
+            server.refresh_write_error()
+        elif server.disk_error is not None:
+            server.disk_error = None
+            server.refresh_write_error()
             held, self.held = self.held, set()
             for client in held:
                 client.flush()
@@ -400,7 +405,8 @@ class Persistence:
             self.aof.close()
             self.aof = None
             self.rewriter = None
-            self.server.write_error = None
+            self.server.disk_error = None
+            self.server.refresh_write_error()
 
     def stop_children(self) -> None:
         """A replica is about to replace its dataset with its master's: a background save or

@@ -79,7 +79,7 @@ def _command(*args: bytes | str | int) -> bytes:
     return b"".join(parts)
 
 
-class ReplicaLink:
+class MasterLink:
     """The replica role of one server: where its master is, the link's state, the offsets."""
 
     def __init__(self, server: Server) -> None:
@@ -121,7 +121,7 @@ class ReplicaLink:
 
     @property
     def repl(self) -> ReplicationState:
-        state: ReplicationState = self.server.replication
+        state: ReplicationState = self.server.replication.state
         return state
 
     @property
@@ -133,6 +133,7 @@ class ReplicaLink:
         server = self.server
         is_replica = self.host is not None
         server.replica_gate = is_replica
+        server.replica_of = (self.host, self.port) if self.host is not None else None
         server.keyspace.expiry = EXPIRY_HIDE if is_replica else EXPIRY_DELETE
         server.config.values["replicaof"] = (self.host, self.port) if is_replica else None
 
@@ -192,6 +193,8 @@ class ReplicaLink:
         self.state = NONE
         self.down_since = 0
         self._update_role()
+        # Our own writes now make the stream (they continue the history in the backlog).
+        self.server.replication.promoted()
 
     def _unblock_all(self) -> None:
         """Clients blocked while this server was a master are released with an error
@@ -202,10 +205,10 @@ class ReplicaLink:
                 blocking.unblock(client, UNBLOCKED_ROLE_CHANGE)
 
     def _disconnect_replicas(self) -> None:
-        """Our replicas must hear of a new history (Redis's disconnectSlaves)."""
-        hook = getattr(self.server, "disconnect_replicas", None)
-        if hook is not None:
-            hook()
+        """Our replicas must hear of a new history (Redis's disconnectSlaves): they reconnect,
+        and continue partially where they can."""
+        for link in list(self.server.replication.replicas):
+            link.client.close()
 
     # --- connecting ------------------------------------------------------------------------
 
@@ -582,11 +585,7 @@ class ReplicaLink:
         """A complete unit of the stream was applied: it moves our offset and goes on to our
         backlog and replicas, unchanged (Redis's replicationFeedStreamFromMasterStream)."""
         self.reploff += len(data)
-        feed = getattr(self.server, "feed_replication_stream", None)
-        if feed is not None:
-            feed(data)
-        else:
-            self.repl.feed(data)
+        self.server.replication.feed(data)
 
     def _run(self, client: Client, argv: list[bytes]) -> None:
         if len(argv) >= 2 and argv[0].lower() == b"replconf" and argv[1].lower() == b"getack":

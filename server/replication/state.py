@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 
-from server.replication.backlog import Backlog
+from server.replication.backlog import MIN_SIZE, Backlog
 
 # Redis's CONFIG_RUN_ID_SIZE.
 REPLID_SIZE = 40
@@ -37,7 +37,7 @@ class ReplicationState:
         self.replid2: str = NO_REPLID
         self.second_replid_offset: int = -1
         # repl-backlog-size, used when the backlog is created or resized.
-        self.backlog_size: int = backlog_size
+        self.backlog_size: int = max(backlog_size, MIN_SIZE)
         self.backlog: Backlog | None = None
 
     # -- the stream --------------------------------------------------------------------------
@@ -61,7 +61,7 @@ class ReplicationState:
 
     def resize_backlog(self, size: int) -> None:
         """repl-backlog-size changed (CONFIG SET): keep the most recent bytes that fit."""
-        self.backlog_size = size
+        self.backlog_size = max(size, MIN_SIZE)
         if self.backlog is not None:
             self.backlog.resize(size)
 

@@ -1,0 +1,132 @@
+"""Real Redis servers as replicas of a Rivulet master.
+
+Redis 7.4 (built from source, see tests/dump_helpers.py) reads RDB version 12: it follows a
+Rivulet master, with every type of key and streams with consumer groups. Debian's Redis 7.0
+reads RDB up to version 10: it cannot load Rivulet's snapshot and must fail cleanly, leaving
+the master serving.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+import redis
+
+from tests.dump_helpers import redis74_binary
+from tests.replication_helpers import wait_for
+from tests.serverproc import ServerProcess, free_port, wait_for_port
+
+REDIS70 = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def _start_replica(binary: str, master_port: int) -> tuple[subprocess.Popen, int, str]:
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="redis-replica-")
+    log = os.path.join(workdir, "redis.log")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", workdir, "--logfile", log, "--replicaof", "127.0.0.1", str(master_port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_port(port, proc)
+    return proc, port, log
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _populate(r: redis.Redis) -> list[bytes]:
+    r.set("str", "value")
+    r.set("int", 12345)
+    r.rpush("list", *[b"x%d" % i for i in range(300)])
+    r.rpush("small-list", "a", "b")
+    r.hset("hash", mapping={b"f%d" % i: b"v" * (i % 70) for i in range(600)})
+    r.hset("small-hash", mapping={"a": 1})
+    r.sadd("intset", 1, 2, 3)
+    r.sadd("set", *[b"m%d" % i for i in range(200)])
+    r.zadd("zset", {b"z%d" % i: i / 3 for i in range(200)})
+    r.zadd("small-zset", {"a": 1.5})
+    r.setbit("bits", 1000, 1)
+    r.pfadd("hll", "a", "b", "c")
+    r.set("volatile", "v", px=500000)
+    for i in range(50):
+        r.xadd("stream", {"n": i}, id=f"{i + 1}-1")
+    r.xgroup_create("stream", "g1", id="0")
+    r.xgroup_create("stream", "g2", id="$")
+    r.xreadgroup("g1", "alice", {"stream": ">"}, count=10)
+    r.xreadgroup("g1", "bob", {"stream": ">"}, count=5)
+    r.xack("stream", "g1", "2-1")
+    r.xdel("stream", "40-1")
+    return sorted(r.keys("*"))
+
+
+def test_redis74_replica_follows_a_rivulet_master() -> None:
+    binary = redis74_binary()
+    if binary is None:
+        pytest.skip("NOT TESTED: no Redis 7.4 build (RIVULET_REDIS74 or /tmp/redis74), so no real "
+                    "Redis replica followed a Rivulet master here")
+    master = ServerProcess("--repl-diskless-sync-delay", "0").start()
+    proc = None
+    try:
+        r = redis.Redis(port=master.port)
+        keys = _populate(r)
+        proc, port, log = _start_replica(binary, master.port)
+        rr = redis.Redis(port=port)
+        assert wait_for(lambda: rr.info("replication")["master_link_status"] == "up", 30), \
+            open(log).read()[-3000:]
+        assert sorted(rr.keys("*")) == keys
+        for key in keys:
+            assert rr.dump(key) == r.dump(key), key
+        assert rr.xinfo_stream("stream", full=True) == r.xinfo_stream("stream", full=True)
+        assert 0 < rr.pttl("volatile") <= 500000
+        # It keeps following writes, in other databases too.
+        entry = r.xadd("stream", {"late": "1"})
+        r.xreadgroup("g2", "carol", {"stream": ">"})
+        r.incr("int")
+        redis.Redis(port=master.port, db=4).lpush("db4", "x")
+        assert wait_for(lambda: redis.Redis(port=port, db=4).lrange("db4", 0, -1) == [b"x"])
+        assert rr.get("int") == b"12346"
+        assert rr.xrange("stream", entry, entry)[0][0] == entry
+        assert rr.xinfo_stream("stream", full=True) == r.xinfo_stream("stream", full=True)
+        # The master sees it: its listening port, online, acknowledging.
+        info = r.info("replication")
+        assert info["connected_slaves"] == 1 and info["slave0"]["port"] == port
+        assert wait_for(lambda: r.execute_command("WAIT", 1, 1000) == 1)
+    finally:
+        if proc is not None:
+            _stop(proc)
+        master.stop()
+
+
+def test_redis70_replica_fails_cleanly_on_rdb_version_12() -> None:
+    if not os.path.exists(REDIS70):
+        pytest.skip("NOT TESTED: Debian's redis-server is not installed")
+    version = subprocess.run([REDIS70, "--version"], capture_output=True, text=True).stdout
+    if "v=7.0" not in version:
+        pytest.skip(f"NOT TESTED: the installed redis-server is not 7.0 ({version.strip()})")
+    master = ServerProcess("--repl-diskless-sync-delay", "0").start()
+    proc = None
+    try:
+        r = redis.Redis(port=master.port)
+        r.set("k", "v")
+        proc, port, log = _start_replica(REDIS70, master.port)
+        assert wait_for(lambda: "RDB format version 12" in open(log).read(), 30), \
+            open(log).read()[-3000:]
+        rr = redis.Redis(port=port)
+        assert rr.info("replication")["master_link_status"] == "down"
+        # The master keeps serving, and forgets the replica that went away.
+        assert r.set("k2", "v2") and r.get("k") == b"v"
+        assert r.ping()
+    finally:
+        if proc is not None:
+            _stop(proc)
+        master.stop()

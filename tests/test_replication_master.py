@@ -1,0 +1,549 @@
+"""The master side of replication against real server processes: a replica spoken over a raw
+socket (tests/replication_helpers.py) syncs, receives the stream byte for byte, continues from
+the backlog; WAIT, WAITAOF, min-replicas-to-write, ROLE, INFO replication, CLIENT LIST / KILL."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import redis
+
+from tests.replication_helpers import RawReplica, check_rdb_with, encode, load_with_rivulet, wait_for
+from tests.serverproc import ServerProcess
+
+
+@pytest.fixture
+def master():
+    srv = ServerProcess("--repl-diskless-sync-delay", "0").start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def disk_master():
+    srv = ServerProcess("--repl-diskless-sync", "no").start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _client(srv: ServerProcess) -> redis.Redis:
+    return redis.Redis(port=srv.port)
+
+
+def test_full_sync_sends_a_snapshot_rivulet_loads(master) -> None:
+    r = _client(master)
+    r.set("str", "value")
+    r.rpush("list", *[b"x%d" % i for i in range(200)])
+    r.hset("hash", mapping={"a": 1, "b": 2})
+    r.sadd("set", 1, 2, 3)
+    r.zadd("zset", {"m": 1.5})
+    r.pexpire("str", 100000)
+    r.xadd("stream", {"f": "v"}, id="1-1")
+    r.xgroup_create("stream", "g", id="0")
+    r.xreadgroup("g", "alice", {"stream": ">"})
+    r.select(5) if False else None
+    r5 = redis.Redis(port=master.port, db=5)
+    r5.set("in5", "five")
+    replica = RawReplica(master.port)
+    try:
+        replica.handshake()
+        words = replica.psync()
+        assert words[0] == b"+FULLRESYNC" and len(words[1]) == 40
+        assert int(words[2]) == r.info("replication")["master_repl_offset"]
+        payload, framing = replica.rdb()
+        assert framing == "eof"  # capa eof + repl-diskless-sync yes (the default)
+        assert payload.startswith(b"REDIS0012")
+    finally:
+        replica.close()
+    loaded = load_with_rivulet(payload)
+    try:
+        other = _client(loaded)
+        for key in (b"str", b"list", b"hash", b"set", b"zset", b"stream"):
+            assert other.dump(key) == r.dump(key), key
+        assert redis.Redis(port=loaded.port, db=5).get("in5") == b"five"
+        assert other.xinfo_stream("stream", full=True) == r.xinfo_stream("stream", full=True)
+        assert 0 < other.pttl("str") <= 100000
+    finally:
+        loaded.stop()
+    checked = subprocess.run([sys.executable, "-m", "server.rdb.check", "/dev/stdin"],
+                             input=payload, capture_output=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_redis_check_rdb_accepts_the_snapshot(master) -> None:
+    from tests.dump_helpers import redis74_binary
+
+    binary = redis74_binary()
+    if binary is None:
+        pytest.skip("NOT TESTED: no Redis 7.4 build, so redis-check-rdb (7.4) did not read the "
+                    "snapshot a replica receives (Debian's 7.0 cannot read RDB version 12)")
+    r = _client(master)
+    r.set("k", "v")
+    r.xadd("s", {"f": "v"})
+    replica = RawReplica(master.port)
+    try:
+        payload, _ = replica.sync_full()
+    finally:
+        replica.close()
+    result = check_rdb_with(binary.replace("redis-server", "redis-check-rdb"), payload)
+    assert result.returncode == 0 and "RDB looks OK" in result.stdout, result.stdout
+
+
+def test_live_stream_is_byte_exact(master) -> None:
+    r = _client(master)
+    replica = RawReplica(master.port)
+    try:
+        replica.sync_full()
+        entry = r.xadd("s", {"f": "v"})
+        # The first command after a snapshot states its database.
+        assert replica.read_commands(2) == [[b"SELECT", b"0"], [b"XADD", b"s", entry, b"f", b"v"]]
+        pipe = r.pipeline(transaction=True)
+        pipe.set("a", "1")
+        pipe.sadd("a2", "2")
+        pipe.execute()
+        assert replica.read_commands(4) == [[b"MULTI"], [b"SET", b"a", b"1"],
+                                            [b"SADD", b"a2", b"2"], [b"EXEC"]]
+        r3 = redis.Redis(port=master.port, db=3)
+        r3.set("x", "y")
+        r.set("z", "w")
+        assert replica.read_commands(4) == [[b"SELECT", b"3"], [b"SET", b"x", b"y"],
+                                            [b"SELECT", b"0"], [b"SET", b"z", b"w"]]
+        # Relative expiries leave as absolute ones; reads leave nothing.
+        r.get("z")
+        r.expire("z", 100)
+        cmd = replica.read_commands(1)[0]
+        assert cmd[:2] == [b"PEXPIREAT", b"z"] and int(cmd[2]) > time.time() * 1000
+        # The stream's bytes are the backlog's, and the offset counts them.
+        info = r.info("replication")
+        assert info["master_repl_offset"] == replica.offset
+        assert info["repl_backlog_histlen"] == replica.offset
+        assert info["repl_backlog_first_byte_offset"] == 1
+    finally:
+        replica.close()
+
+
+def test_diskless_stream_waits_for_the_first_ack(master) -> None:
+    r = _client(master)
+    replica = RawReplica(master.port)
+    try:
+        replica.handshake()
+        replica.psync()
+        replica.rdb()
+        r.set("during", "load")
+        assert replica.read_stream(1, timeout=0.5) == b""  # still loading, as far as we know
+        replica.ack()
+        assert replica.read_commands(2) == [[b"SELECT", b"0"], [b"SET", b"during", b"load"]]
+    finally:
+        replica.close()
+
+
+def test_disk_sync_sends_a_bulk_and_writes_during_it_arrive_once(disk_master) -> None:
+    r = _client(disk_master)
+    pipe = r.pipeline(transaction=False)
+    for i in range(20000):
+        pipe.set(b"k%d" % i, b"v" * 50)
+    pipe.execute()
+    replica = RawReplica(disk_master.port)
+    stop = threading.Event()
+    done = []
+
+    def writer() -> None:
+        w = _client(disk_master)
+        n = 0
+        while not stop.is_set() and n < 400:
+            w.rpush("counter", "x")
+            n += 1
+        done.append(n)
+
+    try:
+        replica.handshake(eof=True)
+        thread = threading.Thread(target=writer)
+        thread.start()
+        words = replica.psync()
+        assert words[0] == b"+FULLRESYNC"
+        payload, framing = replica.rdb()
+        assert framing == "bulk"  # repl-diskless-sync no
+        thread.join()
+        total = done[0]
+        assert r.llen("counter") == total
+        expected_offset = r.info("replication")["master_repl_offset"]
+        replica.read_stream(expected_offset - replica.base_offset)
+        assert replica.offset == expected_offset
+    finally:
+        stop.set()
+        replica.close()
+    loaded = load_with_rivulet(payload)
+    try:
+        in_snapshot = _client(loaded).llen("counter")
+    finally:
+        loaded.stop()
+    pushes = replica.stream.count(encode("RPUSH", "counter", "x"))
+    assert in_snapshot + pushes == total
+
+
+def test_old_sync_gets_a_bulk_without_fullresync(master) -> None:
+    r = _client(master)
+    r.set("k", "v")
+    replica = RawReplica(master.port)
+    try:
+        replica.send("SYNC")
+        payload, framing = replica.rdb()
+        assert framing == "bulk" and payload.startswith(b"REDIS0012")
+        r.set("k2", "v2")
+        assert replica.read_commands(2) == [[b"SELECT", b"0"], [b"SET", b"k2", b"v2"]]
+    finally:
+        replica.close()
+
+
+def test_psync_continues_with_exactly_the_missed_bytes(master) -> None:
+    r = _client(master)
+    reference = RawReplica(master.port)
+    first = RawReplica(master.port)
+    try:
+        reference.sync_full(port=7001)
+        first.sync_full(port=7002)
+        r.set("a", "1")
+        first.read_commands(2)
+        first.ack()
+        replid = r.info("replication")["master_replid"]
+        resume_at = first.offset + 1
+        first.close()
+        assert wait_for(lambda: r.info("replication")["connected_slaves"] == 1)
+        r.set("b", "2")
+        r.xadd("s", {"f": "v"})
+        again = RawReplica(master.port)
+        try:
+            again.handshake(port=7002)
+            assert again.psync(replid, resume_at) == [b"+CONTINUE", replid.encode()]
+            end = r.info("replication")["master_repl_offset"]
+            missed = again.read_stream(end - resume_at + 1)
+            reference.read_stream(end - reference.offset)
+            start = resume_at - reference.base_offset - 1
+            assert missed == reference.stream[start:]
+            assert b"SET\r\n$1\r\nb" in missed and b"XADD" in missed and b"$1\r\na\r\n" not in missed
+            # Then the live stream goes on.
+            r.set("c", "3")
+            assert again.read_commands(1) == [[b"SET", b"c", b"3"]]
+        finally:
+            again.close()
+        # Without psync2 the reply names no ID (Redis's old form).
+        old = RawReplica(master.port)
+        try:
+            old.handshake(port=7003, psync2=False)
+            end = r.info("replication")["master_repl_offset"]
+            assert old.psync(replid, end + 1) == [b"+CONTINUE"]
+        finally:
+            old.close()
+        info = r.info("stats")
+        assert info["sync_partial_ok"] == 2 and info["sync_full"] == 2
+    finally:
+        reference.close()
+
+
+def test_psync_falls_back_to_full_resync(master) -> None:
+    r = _client(master)
+    keeper = RawReplica(master.port)
+    try:
+        keeper.sync_full()
+        replid = r.info("replication")["master_replid"]
+        end = r.info("replication")["master_repl_offset"]
+        for asked in [("f" * 40, end + 1), (replid, end + 2), (replid, 0)]:
+            other = RawReplica(master.port)
+            try:
+                other.handshake()
+                words = other.psync(*asked)
+                assert words[0] == b"+FULLRESYNC", asked
+            finally:
+                other.close()
+        # An offset that fell out of the backlog (16 KB, the smallest size).
+        r.config_set("repl-backlog-size", "1")
+        assert r.info("replication")["repl_backlog_size"] == 16384
+        start = r.info("replication")["master_repl_offset"] + 1
+        r.set("big", "x" * 40000)
+        info = r.info("replication")
+        assert info["repl_backlog_histlen"] == 16384
+        assert info["repl_backlog_first_byte_offset"] == info["master_repl_offset"] - 16384 + 1
+        other = RawReplica(master.port)
+        try:
+            other.handshake()
+            assert other.psync(replid, start)[0] == b"+FULLRESYNC"
+        finally:
+            other.close()
+        assert r.info("stats")["sync_partial_err"] == 4
+    finally:
+        keeper.close()
+
+
+def test_wait_without_replicas_and_timeouts(master) -> None:
+    r = _client(master)
+    r.set("k", "v")
+    assert r.execute_command("WAIT", 0, 0) == 0
+    t0 = time.monotonic()
+    assert r.execute_command("WAIT", 1, 300) == 0
+    assert 0.25 <= time.monotonic() - t0 < 3
+    with pytest.raises(redis.ResponseError, match="timeout is negative"):
+        r.execute_command("WAIT", 1, -1)
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        r.execute_command("WAIT", "x", 0)
+    pipe = r.pipeline(transaction=True)
+    pipe.execute_command("WAIT", 5, 0)
+    assert pipe.execute() == [0]  # inside MULTI it cannot block
+
+
+def test_wait_blocks_until_the_replica_acks(master) -> None:
+    r = _client(master)
+    replica = RawReplica(master.port)
+    try:
+        replica.sync_full()
+        r.set("k", "v")
+        replica.read_commands(2)
+        result: list = []
+        waiter = threading.Thread(target=lambda: result.append(r.execute_command("WAIT", 1, 0)))
+        waiter.start()
+        # WAIT asks for acks: REPLCONF GETACK * comes down the stream.
+        assert replica.read_commands(1) == [[b"REPLCONF", b"GETACK", b"*"]]
+        time.sleep(0.2)
+        assert not result  # still blocked
+        replica.ack()
+        waiter.join(5)
+        assert result == [1]
+        # A later write needs a later ack: a timeout answers how many acked it (none).
+        r.set("k2", "v")
+        t0 = time.monotonic()
+        assert r.execute_command("WAIT", 1, 300) == 0
+        assert time.monotonic() - t0 >= 0.25
+        info = r.info("replication")
+        assert re.fullmatch(r"ip=127\.0\.0\.1,port=7777,state=online,offset=\d+,lag=\d+",
+                            ",".join(f"{k}={v}" for k, v in info["slave0"].items()))
+    finally:
+        replica.close()
+
+
+def test_waitaof(master) -> None:
+    r = _client(master)
+    r.set("k", "v")
+    assert r.execute_command("WAITAOF", 1, 0, 1000) == [1, 0]
+    assert r.execute_command("WAITAOF", 0, 0, 0) == [1, 0]
+    with pytest.raises(redis.ResponseError, match="value is out of range, value must between 0 and 1"):
+        r.execute_command("WAITAOF", 2, 0, 0)
+    with pytest.raises(redis.ResponseError, match="value is out of range, must be positive"):
+        r.execute_command("WAITAOF", 0, -1, 0)
+    r.config_set("appendonly", "no")
+    with pytest.raises(redis.ResponseError) as err:
+        r.execute_command("WAITAOF", 1, 0, 0)
+    assert str(err.value) == "WAITAOF cannot be used when numlocal is set but appendonly is disabled."
+    assert r.execute_command("WAITAOF", 0, 0, 0) == [0, 0]
+    t0 = time.monotonic()
+    assert r.execute_command("WAITAOF", 0, 1, 200) == [0, 0]
+    assert time.monotonic() - t0 >= 0.15
+
+
+def test_waitaof_counts_local_fsync_and_replica_facks(master) -> None:
+    r = _client(master)
+    replica = RawReplica(master.port)
+    try:
+        replica.sync_full()
+        r.set("k", "v")
+        replica.read_commands(2)
+        result: list = []
+        waiter = threading.Thread(
+            target=lambda: result.append(r.execute_command("WAITAOF", 1, 1, 5000)))
+        waiter.start()
+        replica.read_commands(1)  # GETACK
+        replica.send("REPLCONF", "ACK", replica.offset, "FACK", replica.offset)
+        waiter.join(6)
+        assert result == [[1, 1]]  # everysec fsyncs within a second or so
+    finally:
+        replica.close()
+
+
+def test_min_replicas_to_write(master) -> None:
+    r = _client(master)
+    r.config_set("min-slaves-to-write", "1")  # the old name sets the same parameter
+    assert r.config_get("min-replicas-to-write") == {"min-replicas-to-write": "1"}
+    with pytest.raises(redis.ResponseError) as err:
+        r.set("k", "v")
+    assert str(err.value) == "NOREPLICAS Not enough good replicas to write."
+    assert r.get("k") is None  # reads still run
+    assert r.info("replication")["min_slaves_good_slaves"] == 0
+    replica = RawReplica(master.port)
+    try:
+        replica.sync_full()
+        assert wait_for(lambda: r.info("replication")["min_slaves_good_slaves"] == 1)
+        assert r.set("k", "v")
+        r.config_set("min-replicas-max-lag", "0")  # 0 turns the check off
+        assert "min_slaves_good_slaves" not in r.info("replication")
+    finally:
+        replica.close()
+    assert r.set("k", "v2")
+    r.config_set("min-replicas-max-lag", "10")
+    assert wait_for(lambda: r.info("replication")["connected_slaves"] == 0)
+    with pytest.raises(redis.ResponseError, match="Not enough good replicas"):
+        r.set("k", "v3")
+    r.config_set("min-replicas-to-write", "0")
+    assert r.set("k", "v4")
+
+
+def test_info_role_and_client_list(master) -> None:
+    r = _client(master)
+    info = r.info("replication")
+    assert list(info) == ["role", "connected_slaves", "master_failover_state", "master_replid",
+                          "master_replid2", "master_repl_offset", "second_repl_offset",
+                          "repl_backlog_active", "repl_backlog_size",
+                          "repl_backlog_first_byte_offset", "repl_backlog_histlen"]
+    assert info["repl_backlog_active"] == 0 and info["master_repl_offset"] == 0
+    assert r.execute_command("ROLE") == [b"master", 0, []]
+    assert re.fullmatch(r"[0-9a-f]{40}", r.info("server")["run_id"])
+    before = info["master_replid"]
+    replica = RawReplica(master.port)
+    try:
+        replica.handshake(port=7123)
+        replica.send("REPLCONF", "ip-address", "10.1.2.3")
+        assert replica.line() == b"+OK"
+        replica.psync()
+        replica.rdb()
+        replica.ack()
+        info = r.info("replication")
+        # A new history starts with the backlog.
+        assert info["master_replid"] != before and info["repl_backlog_active"] == 1
+        assert info["connected_slaves"] == 1
+        assert info["slave0"]["ip"] == "10.1.2.3" and info["slave0"]["port"] == 7123
+        r.set("k", "v")
+        replica.read_commands(2)
+        replica.ack()
+        assert wait_for(lambda: r.execute_command("ROLE")[2] == [[b"10.1.2.3", b"7123",
+                                                                  str(replica.offset).encode()]])
+        assert r.execute_command("ROLE")[1] == replica.offset
+        lines = [c for c in r.client_list() if c["flags"] == "S"]
+        assert len(lines) == 1 and lines[0]["cmd"] == "replconf"
+        assert len(r.client_list(_type="replica")) == 1
+        assert r.client_kill_filter(_type="slave") == 1
+        assert wait_for(lambda: r.info("replication")["connected_slaves"] == 0)
+    finally:
+        replica.close()
+
+
+def test_replconf_and_psync_errors(master) -> None:
+    r = _client(master)
+    assert r.execute_command("REPLCONF") == b"OK"
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        r.execute_command("REPLCONF", "listening-port")
+    with pytest.raises(redis.ResponseError, match="Unrecognized REPLCONF option: bogus"):
+        r.execute_command("REPLCONF", "bogus", "1")
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        r.execute_command("REPLCONF", "listening-port", "x")
+    with pytest.raises(redis.ResponseError, match="Unsupported rdb-filter-only option: keys"):
+        r.execute_command("REPLCONF", "rdb-filter-only", "keys")
+    with pytest.raises(redis.ResponseError, match="PSYNC FAILOVER can't be sent to a master."):
+        r.execute_command("PSYNC", "?", "-1", "FAILOVER")
+    replica = RawReplica(master.port)
+    try:
+        # ACK and GETACK from a client that is not a replica: no reply at all.
+        replica.send("REPLCONF", "ACK", "10")
+        replica.send("REPLCONF", "GETACK", "*")
+        assert replica.command("PING") == b"+PONG"
+        # PSYNC with replies still pending in the same read is refused, as in Redis.
+        replica.sock.sendall(encode("PING") + encode("PSYNC", "?", "-1"))
+        assert replica.line() == b"+PONG"
+        assert replica.line() == b"-ERR SYNC and PSYNC are invalid with pending output"
+        with pytest.raises(redis.ResponseError, match="not allowed inside a transaction"):
+            pipe = r.pipeline(transaction=True)
+            pipe.execute_command("PSYNC", "?", "-1")
+            pipe.execute()
+    finally:
+        replica.close()
+
+
+def test_ping_period_and_timeout_of_a_silent_replica(master) -> None:
+    r = _client(master)
+    r.config_set("repl-ping-replica-period", "1")
+    r.config_set("repl-timeout", "2")
+    replica = RawReplica(master.port)
+    try:
+        replica.sync_full()
+        commands = replica.read_commands(1, timeout=4)
+        assert commands == [[b"PING"]]  # no SELECT before it
+        # No ack for longer than repl-timeout: the master drops the replica.
+        assert wait_for(lambda: r.info("replication")["connected_slaves"] == 0, timeout=8)
+    finally:
+        replica.close()
+
+
+def test_rdb_only_replica_gets_the_snapshot_then_the_link_closes(master) -> None:
+    r = _client(master)
+    r.set("k", "v")
+    replica = RawReplica(master.port)
+    try:
+        replica.handshake()
+        assert replica.command("REPLCONF", "rdb-only", "1") == b"+OK"
+        replica.psync()
+        payload, _ = replica.rdb()
+        assert payload.startswith(b"REDIS0012")
+        replica.sock.settimeout(5)
+        assert replica.sock.recv(100) == b""
+    finally:
+        replica.close()
+
+
+def test_replication_config_defaults_and_bounds(master) -> None:
+    r = _client(master)
+    expected = {
+        "repl-backlog-size": "1048576", "repl-backlog-ttl": "3600", "repl-diskless-sync": "yes",
+        "repl-diskless-sync-max-replicas": "0", "repl-ping-replica-period": "10",
+        "repl-timeout": "60", "min-replicas-to-write": "0", "min-replicas-max-lag": "10",
+        "replica-announce-ip": "", "replica-announce-port": "0",
+    }
+    for name, value in expected.items():
+        assert r.config_get(name) == {name: value}, name
+    with pytest.raises(redis.ResponseError, match="argument must be between 1 and 2147483647"):
+        r.config_set("repl-timeout", "0")
+    with pytest.raises(redis.ResponseError, match="argument must be between 0 and 65535"):
+        r.config_set("replica-announce-port", "70000")
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_large_snapshot_to_a_slow_reader(diskless: str) -> None:
+    """A snapshot larger than a connection's write buffer leaves as the replica reads it (the
+    diskless relay and the disk sender both wait for the connection), then the stream follows."""
+    srv = ServerProcess("--repl-diskless-sync-delay", "0", "--repl-diskless-sync", diskless,
+                        "--rdbcompression", "no").start()
+    try:
+        r = _client(srv)
+        pipe = r.pipeline(transaction=False)
+        for i in range(1200):
+            pipe.set(b"big%d" % i, bytes([i % 256]) * 10000)
+        pipe.execute()
+        replica = RawReplica(srv.port)
+        try:
+            replica.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            replica.handshake()
+            replica.psync()
+            time.sleep(1.5)  # not reading: the master must hold the rest back, not drop us
+            r.set("after", "snapshot")
+            payload, framing = replica.rdb()
+            assert framing == ("eof" if diskless == "yes" else "bulk")
+            assert len(payload) > 12_000_000
+            if framing == "eof":
+                replica.ack()
+            assert replica.read_commands(2) == [[b"SELECT", b"0"], [b"SET", b"after", b"snapshot"]]
+        finally:
+            replica.close()
+        loaded = load_with_rivulet(payload)
+        try:
+            other = _client(loaded)
+            assert other.dbsize() == 1200
+            assert other.get("big77") == bytes([77]) * 10000
+        finally:
+            loaded.stop()
+    finally:
+        srv.stop()
