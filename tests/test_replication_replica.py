@@ -526,3 +526,82 @@ def test_replica_survives_sigterm_and_resyncs(procs):
     procs.append(again)
     wait_synced(m, r)
     assert r.get("k2") == b"v2" and r.get("k") == b"v"
+
+
+# --- Rivulet replicating Rivulet ------------------------------------------------------------
+
+
+def group_commands(m: redis.Redis) -> None:
+    """Consumer-group traffic: deliveries, acks, claims, consumers, IDs, trims."""
+    m.xadd("stream", {"n": "new"}, id="5000-0")
+    m.xreadgroup("g1", "alice", {"stream": ">"}, count=10)
+    m.xreadgroup("g1", "dave", {"stream": ">"}, count=2)
+    m.xack("stream", "g1", "1002-2", "1003-0", "1004-1")
+    m.xclaim("stream", "g1", "bob", 0, ["1040-1", "1041-2"])
+    m.xautoclaim("stream", "g2", "erin", 0, "0-0", count=2)
+    m.xgroup_createconsumer("stream", "g2", "frank")
+    m.xgroup_delconsumer("stream", "g1", "dave")
+    m.xgroup_setid("stream", "g2", "1200-0", entries_read=200)
+    m.xgroup_create("stream", "g3", id="$")
+    m.xadd("stream", {"n": "more"}, id="5001-0")
+    m.xreadgroup("g3", "gina", {"stream": ">"}, noack=True)
+    m.xtrim("stream", minid="1020")
+    m.xdel("stream", "1030-0")
+    with m.pipeline(transaction=True) as p:
+        p.xadd("stream", {"n": "in-multi"}, id="6000-0")
+        p.xreadgroup("g1", "alice", {"stream": ">"}, count=1)
+        p.execute()
+
+
+def test_rivulet_replica_of_rivulet_master(procs):
+    master = rivulet(procs)
+    m = redis.Redis(port=master.port)
+    populate(m)
+    replica = rivulet(procs, "--replicaof", f"127.0.0.1 {master.port}")
+    r = redis.Redis(port=replica.port)
+    wait_synced(m, r)
+    same_dataset(m, r)
+    group_commands(m)
+    wait_synced(m, r)
+    # Every field of XINFO STREAM FULL, Rivulet's own included, entries-read and lag too.
+    assert stream_full(r, b"stream") == stream_full(m, b"stream")
+    same_dataset(m, r)
+    # The link is cut: the replica continues from the master's backlog.
+    assert m.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+    m.xadd("stream", {"n": "while-down"}, id="7000-0")
+    wait_until(lambda: info(m, "stats")["sync_partial_ok"] == "1", what="a partial resync")
+    wait_synced(m, r)
+    assert stream_full(r, b"stream") == stream_full(m, b"stream")
+    assert info(m, "stats")["sync_full"] == "1"
+
+
+def test_rivulet_chain_and_failover_continue_partially(procs):
+    """A replica of a replica gets the master's stream as is; after a failover (the middle one
+    promoted, the old master made its replica) everybody continues without a full sync."""
+    master = rivulet(procs)
+    m = redis.Redis(port=master.port)
+    populate(m)
+    middle = rivulet(procs, "--replicaof", f"127.0.0.1 {master.port}")
+    mid = redis.Redis(port=middle.port)
+    wait_synced(m, mid)
+    leaf = rivulet(procs, "--replicaof", f"127.0.0.1 {middle.port}")
+    lf = redis.Redis(port=leaf.port)
+    wait_synced(mid, lf)
+    group_commands(m)
+    wait_synced(m, mid)
+    wait_synced(mid, lf)
+    assert info(lf)["master_repl_offset"] == info(m)["master_repl_offset"]
+    assert stream_full(lf, b"stream") == stream_full(m, b"stream")
+    # Failover: promote the middle one, the old master follows it.
+    assert mid.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    mid.xadd("stream", {"n": "new-master"}, id="8000-0")
+    assert m.execute_command("REPLICAOF", "127.0.0.1", middle.port) == b"OK"
+    wait_synced(mid, m)
+    wait_synced(mid, lf)
+    stats = info(mid, "stats")
+    # The leaf (dropped at the promotion) and the old master both continued partially.
+    assert stats["sync_full"] == "1" and stats["sync_partial_ok"] == "2"
+    for other in (m, lf):
+        assert stream_full(other, b"stream") == stream_full(mid, b"stream")
+        same_dataset(mid, other)
+    assert "Successful partial resynchronization with master." in master.log()
