@@ -605,3 +605,19 @@ def test_rivulet_chain_and_failover_continue_partially(procs):
         assert stream_full(other, b"stream") == stream_full(mid, b"stream")
         same_dataset(mid, other)
     assert "Successful partial resynchronization with master." in master.log()
+
+
+def test_expired_hash_fields_hidden_on_replica_until_master_hdel(procs):
+    master = rivulet(procs, "--active-expire-enabled", "no")
+    m = redis.Redis(port=master.port)
+    replica = rivulet(procs, "--replicaof", f"127.0.0.1 {master.port}")
+    r = redis.Redis(port=replica.port)
+    m.hset("h", mapping={"f1": "a", "f2": "b"})
+    m.execute_command("HPEXPIRE", "h", 100, "FIELDS", 1, "f1")
+    wait_synced(m, r)
+    time.sleep(0.3)
+    assert r.hget("h", "f1") is None and r.hgetall("h") == {b"f2": b"b"}
+    assert r.hlen("h") == 2  # still held (HLEN counts expired fields, as Redis's)
+    m.hget("h", "f1")  # the master's lookup deletes it, and sends HDEL
+    wait_synced(m, r)
+    assert r.hlen("h") == 1

@@ -25,7 +25,7 @@ from server import scan_order, value_types
 from server.command_table import command, key_spec, on_server_start, run_of
 from server.commands.keys import parse_cursor
 from server.glob import compile_glob
-from server.keyspace import Database, now_ms
+from server.keyspace import EXPIRY_DELETE, EXPIRY_KEEP, Database, now_ms
 from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify, notify_keyspace_event
 
 if TYPE_CHECKING:
@@ -161,13 +161,18 @@ def lookup_field(client: Client, key: bytes, h: Hash, field: bytes,
         return value, False
     if client.is_loader:
         return None, False
+    expiry = client.keyspace.expiry
+    if expiry != EXPIRY_DELETE:
+        # A replica deletes nothing: its master's HDEL does. Its master's own commands still
+        # see the field (Redis's hashTypeGetValue on a replica).
+        return (value if expiry == EXPIRY_KEEP else None), False
     return None, delete_expired_field(client, client.db, key, h, field, announce)
 
 
 def expire_all_fields(client: Client, key: bytes, h: Hash, now: int) -> bool:
     """Delete every expired field (HRANDFIELD, as Redis's hashTypeExpireIfNeeded). True when the
     hash went with them."""
-    if client.is_loader:
+    if client.is_loader or client.keyspace.expiry != EXPIRY_DELETE:
         return False
     db = client.db
     fields = h.expired_fields(now)
