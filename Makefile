@@ -10,7 +10,7 @@ PORT   ?= 6379
 # What setup.py compiles is among these; any of them changing rebuilds (75-90 s on 2 cores).
 SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py server/rdb/*.py streams/*.py hashes/*.py lists/*.py sets/*.py zsets/*.py)
 
-.PHONY: run test test-pure lint bench bench-spark tools clean java pipeline docker-test build
+.PHONY: run test test-pure lint bench bench-spark failover tools clean java pipeline docker-test build
 
 # Editable installs in compat mode put the checkout on sys.path, so that Spark's discovery of
 # pyspark_* data source modules finds pyspark_redis_streams. They skip the compilation: the next
@@ -32,13 +32,14 @@ $(NATIVE): $(STAMP) $(SOURCES)
 
 build: $(NATIVE)
 
-# redis-server / redis-cli / redis-benchmark from Debian's packages: used by the redis-cli tests,
-# the differential tests against a real Redis, and the benchmarks.
+# redis-server / redis-cli / redis-benchmark / redis-sentinel from Debian's packages: used by the
+# redis-cli tests, the differential tests against a real Redis, the replication and Sentinel
+# failover tests, and the benchmarks.
 tools:
-	@command -v redis-server >/dev/null && command -v redis-cli >/dev/null || \
-	  { echo "installing redis-server and redis-tools (Debian packages)"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null) \
-	    || echo "could not install redis-server/redis-tools: the tests that need them will say so"; }
+	@command -v redis-server >/dev/null && command -v redis-cli >/dev/null && command -v redis-sentinel >/dev/null || \
+	  { echo "installing redis-server, redis-tools and redis-sentinel (Debian packages)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools redis-sentinel >/dev/null) \
+	    || echo "could not install redis-server/redis-tools/redis-sentinel: the tests that need them will say so"; }
 
 run: $(NATIVE)
 	mkdir -p data
@@ -66,6 +67,10 @@ lint: $(STAMP)
 
 bench: $(NATIVE) tools
 	$(PY) -m bench
+
+# Sentinel failover under load (bench/failover.py): Rivulet, then redis-server, the same scenario.
+failover: $(NATIVE) tools
+	$(PY) -m bench.failover
 
 # Spark source and sink throughput (entries/s), against Rivulet and redis-server.
 bench-spark: $(NATIVE) $(SPARK_STAMP) java tools

@@ -7,7 +7,9 @@
 #   4. waits (at most DOCKER_TEST_TIMEOUT s, default 300) for averages in `sensors:avg`
 #   5. restarts the server and checks the data is still there (when persistence is available)
 #   6. `docker stop` of the server exits with code 0 within 10 s
-#   7. compose down -v (also on failure)
+#   7. profile ha: a master, two replicas, three Sentinels; SIGKILL of the master, Sentinel promotes
+#      a replica, the acknowledged entries are on it, the old master returns as a replica
+#   8. compose down -v (also on failure)
 #
 # If no Docker engine can be started at all, it prints why and a SKIPPED line, and exits 0.
 set -euo pipefail
@@ -71,9 +73,9 @@ cleanup() {
   if [ "$rc" -ne 0 ]; then
     say "logs of the failed run:"
     dc ps -a 2>/dev/null || true
-    dc logs --no-color --tail 60 2>/dev/null || true
+    dc --profile ha logs --no-color --tail 60 2>/dev/null || true
   fi
-  dc down -v --remove-orphans >/dev/null 2>&1 || true
+  dc --profile ha down -v --remove-orphans >/dev/null 2>&1 || true
   exit "$rc"
 }
 trap cleanup EXIT
@@ -89,6 +91,7 @@ build() {  # target tag
 }
 build server "rivulet:$TAG"
 build pipeline "rivulet-pipeline:$TAG"
+build sentinel "rivulet-sentinel:$TAG"
 for image in "rivulet:$TAG" "rivulet-pipeline:$TAG"; do
   version=$(docker run --rm --entrypoint rivulet-server "$image" --version) || fail "$image: rivulet-server --version"
   case "$version" in *build=mypyc) ;; *) fail "$image runs the pure-Python modules, not the compiled ones: $version" ;; esac
@@ -209,6 +212,48 @@ code=$(docker inspect -f '{{.State.ExitCode}}' "$cid")
 pass "docker stop: exit code 0 after ${ms} ms"
 docker logs "$cid" 2>&1 | tail -3 | sed 's/^/    /'
 
-# ---- 7. compose down -v (the trap) ----------------------------------------------------------------
+# ---- 7. profile ha: failover by Redis Sentinel ------------------------------------------------------
+ha_services=(ha-master ha-replica-1 ha-replica-2 sentinel-1 sentinel-2 sentinel-3)
+sentinel_cli() { dc exec -T sentinel-1 redis-cli -p 26379 "$@" | tr -d '\r'; }
+node_cli() {  # host CMD... (a data server, reached from sentinel-1's container)
+  local host=$1; shift
+  dc exec -T sentinel-1 redis-cli --no-auth-warning -h "$host" -a "$RIVULET_PASSWORD" "$@" | tr -d '\r'
+}
+say "profile ha: up ${ha_services[*]}"
+dc --profile ha up -d --no-build "${ha_services[@]}" >/tmp/rivulet-docker-up.log 2>&1 \
+  || { cat /tmp/rivulet-docker-up.log; fail "compose --profile ha up"; }
+deadline=$(( $(date +%s) + 90 ))
+until [ "$(sentinel_cli SENTINEL MASTER mymaster 2>/dev/null | awk 'p {print; exit} /^num-slaves$/ {p=1}')" = 2 ] \
+   && [ "$(sentinel_cli SENTINEL MASTER mymaster 2>/dev/null | awk 'p {print; exit} /^num-other-sentinels$/ {p=1}')" = 2 ]; do
+  [ "$(date +%s)" -lt "$deadline" ] || fail "Sentinel did not discover two replicas and two peers in 90 s: $(sentinel_cli SENTINEL MASTER mymaster | paste -sd' ')"
+  sleep 1
+done
+pass "profile ha: Sentinel sees the master, both replicas and its two peers"
+entry=$(node_cli ha-master XADD ha:orders '*' order 1) || fail "XADD on ha-master"
+acked=$(node_cli ha-master WAIT 2 5000)
+[ "$acked" = 2 ] || fail "WAIT 2 on ha-master answered $acked"
+old=$(sentinel_cli SENTINEL GET-MASTER-ADDR-BY-NAME mymaster | paste -sd' ')
+start=$(date +%s%N)
+docker kill -s KILL "$(dc ps -q ha-master)" >/dev/null
+deadline=$(( $(date +%s) + 60 ))
+while new=$(sentinel_cli SENTINEL GET-MASTER-ADDR-BY-NAME mymaster | paste -sd' '); [ "$new" = "$old" ]; do
+  [ "$(date +%s)" -lt "$deadline" ] || fail "no failover within 60 s of the master's SIGKILL"
+  sleep 0.5
+done
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+new_host=${new% *}
+[ "$(node_cli "$new_host" XRANGE ha:orders - + | head -1)" = "$entry" ] || fail "the acknowledged entry $entry is not on the new master $new"
+node_cli "$new_host" XADD ha:orders '*' order 2 >/dev/null || fail "XADD on the new master $new"
+pass "profile ha: SIGKILL of the master, Sentinel promoted $new after ${ms} ms; the acknowledged entry is there and it takes writes"
+dc --profile ha start ha-master >/dev/null 2>&1 || fail "restarting ha-master"
+deadline=$(( $(date +%s) + 90 ))
+until [ "$(node_cli ha-master ROLE 2>/dev/null | head -1)" = slave ] \
+   && [ "$(node_cli ha-master XLEN ha:orders 2>/dev/null)" = 2 ]; do
+  [ "$(date +%s)" -lt "$deadline" ] || fail "the old master did not come back as a replica with both entries in 90 s (ROLE: $(node_cli ha-master ROLE 2>/dev/null | paste -sd' '))"
+  sleep 1
+done
+pass "profile ha: the old master came back as a replica of $new, with both entries"
+
+# ---- 8. compose down -v (the trap) ----------------------------------------------------------------
 say "docker-test done in $(( $(date +%s) - T0 ))s"
 echo "docker-test: $PASSED passed, 0 failed, $SKIPPED skipped"

@@ -1,0 +1,489 @@
+"""Failover under load, through Redis Sentinel: what a producer confirmed survives the loss of the master.
+
+A master with two replicas and three real `redis-sentinel` processes (Debian's, the real Sentinel).
+Producers write through Sentinel (redis-py's `Sentinel.master_for`), each a pipeline of XADDs
+followed by `WAIT 1 <timeout>`: a batch is *confirmed* when WAIT answers at least 1. A consumer
+group reads and acknowledges meanwhile. Mid-load the master is killed with SIGKILL; Sentinel
+promotes a replica and the producers follow it. The killed master is started again and Sentinel
+turns it into a replica of the new one.
+
+What it checks, and prints:
+- **lost**: confirmed entries missing from the new master's stream (must be 0);
+- **duplicates**: entries present more than once. A producer retries a batch it could not confirm
+  (an error, or WAIT answering 0), so a batch that reached the master but not its confirmation may
+  be written twice: that is what WAIT allows. A duplicate of a batch that was never retried is a
+  fault, counted apart;
+- **back after**: seconds from the kill until the first confirmed batch, and until every producer
+  had one;
+- **converged**: every server ends with the same XLEN and the same `XINFO STREAM ... FULL`.
+
+    python -m bench.failover                     # Rivulet, then Redis, same scenario
+    python -m bench.failover --server rivulet --before 5 --after 10
+
+The data servers run either Rivulet (`python -m server`) or `redis-server` (`--redis-binary`, e.g. a
+Redis 7.4 build); Sentinel is always the real one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+from redis.sentinel import Sentinel
+
+ROOT = Path(__file__).resolve().parent.parent
+MASTER_NAME = "mymaster"
+STREAM = "failover:orders"
+GROUP = "billing"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(predicate: Any, timeout: float, what: str, interval: float = 0.05) -> Any:
+    deadline = time.monotonic() + timeout
+    last_exc: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except (redis.RedisError, OSError) as exc:
+            last_exc = exc
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}" + (f" ({last_exc})" if last_exc else ""))
+
+
+@dataclass
+class DataServer:
+    """A data server (Rivulet or redis-server) started from a config file, as Sentinel needs:
+    it rewrites the file when it reconfigures the server (CONFIG REWRITE)."""
+
+    kind: str                      # "rivulet" or "redis"
+    workdir: str
+    name: str
+    redis_binary: str = "redis-server"
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+
+    @property
+    def dir(self) -> str:
+        return os.path.join(self.workdir, self.name)
+
+    @property
+    def conf(self) -> str:
+        return os.path.join(self.dir, "server.conf")
+
+    def write_conf(self, replicaof: int | None) -> None:
+        os.makedirs(self.dir, exist_ok=True)
+        lines = [f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "appendonly no", 'save ""',
+                 "repl-diskless-sync yes", "repl-diskless-sync-delay 0"]
+        if replicaof is not None:
+            lines.append(f"replicaof 127.0.0.1 {replicaof}")
+        Path(self.conf).write_text("\n".join(lines) + "\n")
+
+    def start(self) -> DataServer:
+        log = open(os.path.join(self.dir, "server.log"), "ab")
+        if self.kind == "rivulet":
+            cmd = [sys.executable, "-m", "server", self.conf]
+        else:
+            cmd = [self.redis_binary, self.conf]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        wait_until(lambda: self.client().ping(), 20, f"{self.name} to answer PING")
+        return self
+
+    def client(self, timeout: float = 2.0) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=timeout, decode_responses=True)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = Path(self.dir, "server.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class SentinelServer:
+    workdir: str
+    name: str
+    master_port: int
+    down_after_ms: int
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+
+    def start(self) -> SentinelServer:
+        d = os.path.join(self.workdir, self.name)
+        os.makedirs(d, exist_ok=True)
+        conf = os.path.join(d, "sentinel.conf")
+        Path(conf).write_text("\n".join([
+            f"port {self.port}", "bind 127.0.0.1", f"dir {d}",
+            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {self.master_port} 2",
+            f"sentinel down-after-milliseconds {MASTER_NAME} {self.down_after_ms}",
+            f"sentinel failover-timeout {MASTER_NAME} 10000",
+            f"sentinel parallel-syncs {MASTER_NAME} 1",
+        ]) + "\n")
+        log = open(os.path.join(d, "sentinel.log"), "ab")
+        self.proc = subprocess.Popen([sentinel_binary() or "redis-sentinel", conf], stdout=log,
+                                     stderr=subprocess.STDOUT)
+        log.close()
+        wait_until(lambda: self.client().ping(), 20, f"{self.name} to answer PING")
+        return self
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=2.0, decode_responses=True)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def sentinel_binary() -> str | None:
+    return shutil.which("redis-sentinel")
+
+
+def missing_tools(kind: str, redis_binary: str = "redis-server") -> str | None:
+    """Why the scenario cannot run here, or None."""
+    if sentinel_binary() is None:
+        return "redis-sentinel is not installed (apt-get install redis-sentinel, or `make tools`)"
+    if kind == "redis" and shutil.which(redis_binary) is None and not os.path.exists(redis_binary):
+        return f"{redis_binary} is not installed"
+    return None
+
+
+# ---- load processes -------------------------------------------------------------------------------
+
+def _sentinel_client(sentinel_ports: list[int]) -> Sentinel:
+    return Sentinel([("127.0.0.1", p) for p in sentinel_ports], socket_timeout=0.5)
+
+
+def _produce(sentinel_ports: list[int], producer: int, batch: int, wait_ms: int, stop_at: float,
+             out_path: str) -> None:
+    """Write batches until stop_at; record confirmed and retried sequence numbers with times."""
+    sentinel = _sentinel_client(sentinel_ports)
+    master = sentinel.master_for(MASTER_NAME, socket_timeout=max(1.0, wait_ms / 1000 + 0.5))
+    seq = 0
+    confirmed: list[tuple[int, float]] = []   # (first seq of the batch, time it was confirmed)
+    retried: list[int] = []                   # first seq of every batch written more than once
+    attempts = 0
+    errors = 0
+    while time.time() < stop_at:
+        attempts += 1
+        try:
+            pipe = master.pipeline(transaction=False)
+            for n in range(seq, seq + batch):
+                pipe.xadd(STREAM, {"p": producer, "n": n})
+            pipe.execute_command("WAIT", 1, wait_ms)
+            replies = pipe.execute()
+            acked = int(replies[-1])
+        except (redis.RedisError, OSError):
+            errors += 1
+            acked = -1
+        if acked >= 1:
+            confirmed.append((seq, time.time()))
+            seq += batch
+        else:
+            if not retried or retried[-1] != seq:
+                retried.append(seq)
+            if acked < 0:
+                time.sleep(0.02)
+    with open(out_path, "w") as fh:
+        json.dump({"producer": producer, "batch": batch, "confirmed": confirmed, "retried": retried,
+                   "attempts": attempts, "errors": errors}, fh)
+
+
+def _consume(sentinel_ports: list[int], stop_at: float, out_path: str) -> None:
+    """Read the group with XREADGROUP and acknowledge what it got, following the master."""
+    sentinel = _sentinel_client(sentinel_ports)
+    master = sentinel.master_for(MASTER_NAME, socket_timeout=1.0)
+    acked = 0
+    errors = 0
+    while time.time() < stop_at:
+        try:
+            got = master.xreadgroup(GROUP, "worker-1", {STREAM: ">"}, count=200, block=100)
+            ids = [entry_id for _stream, entries in got or [] for entry_id, _fields in entries]
+            if ids:
+                acked += int(master.xack(STREAM, GROUP, *ids))
+        except (redis.RedisError, OSError):
+            errors += 1
+            time.sleep(0.02)
+    with open(out_path, "w") as fh:
+        json.dump({"acked": acked, "errors": errors}, fh)
+
+
+# ---- the scenario ---------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    server: str
+    confirmed: int = 0
+    lost: int = 0
+    duplicates: int = 0
+    unexplained_duplicates: int = 0
+    back_first_s: float | None = None
+    back_all_s: float | None = None
+    promoted_after_s: float | None = None
+    converged: bool = False
+    lengths: dict[str, int] = field(default_factory=dict)
+    acked: int = 0
+    producer_errors: int = 0
+    differences: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        def sec(v: float | None) -> str:
+            return "never" if v is None else f"{v:.2f} s"
+        return [
+            f"failover.{self.server}: confirmed {self.confirmed} entries, lost {self.lost}, "
+            f"duplicates {self.duplicates} (of batches never retried: {self.unexplained_duplicates})",
+            f"failover.{self.server}: new master after {sec(self.promoted_after_s)}; writes confirmed "
+            f"again after {sec(self.back_first_s)} (every producer: {sec(self.back_all_s)})",
+            f"failover.{self.server}: converged {'yes' if self.converged else 'NO'} "
+            f"(XLEN {self.lengths}); group acked {self.acked}; producer errors {self.producer_errors}",
+        ] + [f"failover.{self.server}: differs: {d}" for d in self.differences]
+
+
+# A consumer's seen-time and active-time are read from the clock of the server that applies the
+# command, on a replica as on the master (Redis's replicas differ from their master there too).
+LOCAL_CLOCK_FIELDS = frozenset({"seen-time", "active-time"})
+
+
+def _normalise_full(info: Any) -> Any:
+    """XINFO STREAM FULL as a comparable value (lists of pairs to dicts, recursively), without the
+    fields each server reads from its own clock."""
+    if isinstance(info, list):
+        if len(info) % 2 == 0 and all(isinstance(k, str) for k in info[0::2]) and info and \
+                info[0] in ("length", "name", "seen-time", "consumers", "pel-count", "pending"):
+            return {k: _normalise_full(v) for k, v in zip(info[0::2], info[1::2])
+                    if k not in LOCAL_CLOCK_FIELDS}
+        return [_normalise_full(v) for v in info]
+    if isinstance(info, dict):
+        return {k: _normalise_full(v) for k, v in info.items() if k not in LOCAL_CLOCK_FIELDS}
+    return info
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Where two normalised XINFO replies first differ (a readable path), or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}/{k} (present on one side only)"
+            found = _first_difference(a[k], b[k], f"{path}/{k}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} (lengths {len(a)} and {len(b)})"
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = _first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    return None if a == b else f"{path} ({a!r} and {b!r})"
+
+
+def run_scenario(kind: str = "rivulet", *, producers: int = 3, batch: int = 50, before: float = 5.0,
+                 after: float = 8.0, down_after_ms: int = 1000, wait_ms: int = 1000,
+                 redis_binary: str = "redis-server", keep: bool = False,
+                 log: Any = print) -> Outcome:
+    """Run the whole scenario once against `kind` data servers; returns what it measured."""
+    workdir = tempfile.mkdtemp(prefix=f"failover-{kind}-")
+    servers = [DataServer(kind, workdir, name, redis_binary) for name in ("node-a", "node-b", "node-c")]
+    sentinels: list[SentinelServer] = []
+    outcome = Outcome(server=kind if kind == "rivulet" else os.path.basename(redis_binary))
+    ctx = multiprocessing.get_context("spawn")
+    procs: list[Any] = []
+    try:
+        master, replicas = servers[0], servers[1:]
+        master.write_conf(None)
+        master.start()
+        for r in replicas:
+            r.write_conf(master.port)
+            r.start()
+        for r in replicas:
+            wait_until(lambda r=r: r.client().info("replication").get("master_link_status") == "up",
+                       30, f"{r.name} to finish its first synchronisation")
+        master.client().xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+        for i in range(3):
+            sentinels.append(SentinelServer(workdir, f"sentinel-{i}", master.port, down_after_ms).start())
+        for s in sentinels:
+            wait_until(lambda s=s: len(s.client().sentinel_slaves(MASTER_NAME)) == 2
+                       and len(s.client().sentinel_sentinels(MASTER_NAME)) == 2,
+                       40, f"{s.name} to discover both replicas and its two peers")
+        sentinel_ports = [s.port for s in sentinels]
+
+        stop_at = time.time() + before + after
+        outputs = [os.path.join(workdir, f"producer-{i}.json") for i in range(producers)]
+        for i in range(producers):
+            p = ctx.Process(target=_produce, args=(sentinel_ports, i, batch, wait_ms, stop_at, outputs[i]))
+            p.start()
+            procs.append(p)
+        consumer_out = os.path.join(workdir, "consumer.json")
+        c = ctx.Process(target=_consume, args=(sentinel_ports, stop_at, consumer_out))
+        c.start()
+        procs.append(c)
+
+        time.sleep(before)
+        killed_at = time.time()
+        master.kill()
+        log(f"failover.{kind}: master {master.name} (port {master.port}) killed with SIGKILL")
+        new_port = wait_until(
+            lambda: (lambda a: a and int(a[1]) != master.port and int(a[1]))(
+                sentinels[0].client().sentinel_get_master_addr_by_name(MASTER_NAME)),
+            30, "Sentinel to promote a replica")
+        outcome.promoted_after_s = time.time() - killed_at
+        new_master = next(s for s in servers if s.port == new_port)
+        # The old master comes back with its old configuration; Sentinel makes it a replica.
+        master.start()
+
+        for p in procs:
+            p.join(max(5.0, stop_at - time.time() + 15))
+        results = [json.loads(Path(o).read_text()) for o in outputs if os.path.exists(o)]
+        if len(results) != producers:
+            raise RuntimeError("a producer process did not finish")
+        if os.path.exists(consumer_out):
+            outcome.acked = json.loads(Path(consumer_out).read_text())["acked"]
+
+        nm = new_master.client(timeout=30)
+        target = int(nm.info("replication")["master_repl_offset"])
+        for s in servers:
+            if s is new_master:
+                continue
+            wait_until(lambda s=s: (lambda info: info.get("master_port") == new_port
+                                    and info.get("master_link_status") == "up"
+                                    and int(info.get("slave_repl_offset", -1)) >= target)(
+                s.client().info("replication")), 60, f"{s.name} to catch up with the new master")
+
+        # What the stream holds, against what producers were told.
+        seen: dict[tuple[int, int], int] = {}
+        last = "-"
+        while True:
+            chunk = nm.xrange(STREAM, min=last, count=10000)
+            if last != "-":
+                chunk = chunk[1:]
+            if not chunk:
+                break
+            for _id, fields in chunk:
+                key = (int(fields["p"]), int(fields["n"]))
+                seen[key] = seen.get(key, 0) + 1
+            last = chunk[-1][0]
+        back_times: list[float] = []
+        for res in results:
+            p = res["producer"]
+            retried = set(res["retried"])
+            for first, _t in res["confirmed"]:
+                for n in range(first, first + res["batch"]):
+                    outcome.confirmed += 1
+                    if (p, n) not in seen:
+                        outcome.lost += 1
+            for (pp, n), count in seen.items():
+                if pp == p and count > 1:
+                    outcome.duplicates += count - 1
+                    if (n - n % res["batch"]) not in retried:
+                        outcome.unexplained_duplicates += count - 1
+            after_kill = [t for _first, t in res["confirmed"] if t > killed_at]
+            if after_kill:
+                back_times.append(min(after_kill) - killed_at)
+            outcome.producer_errors += res["errors"]
+        if back_times:
+            outcome.back_first_s = min(back_times)
+            if len(back_times) == producers:
+                outcome.back_all_s = max(back_times)
+
+        fulls = {}
+        for s in servers:
+            cl = s.client(timeout=30)
+            outcome.lengths[s.name] = int(cl.xlen(STREAM))
+            fulls[s.name] = _normalise_full(cl.execute_command("XINFO", "STREAM", STREAM, "FULL"))
+        reference = fulls[new_master.name]
+        for name, full in fulls.items():
+            where = _first_difference(reference, full)
+            if where is not None:
+                outcome.differences.append(f"XINFO STREAM FULL of {name} differs from the new master's at {where}")
+        outcome.converged = len(set(outcome.lengths.values())) == 1 and not outcome.differences
+        return outcome
+    except Exception:
+        for s in servers:
+            log(f"--- {s.name} (port {s.port}) log tail ---\n{s.log_tail()}")
+        raise
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for s in sentinels:
+            s.stop()
+        for s in servers:
+            s.stop()
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.failover", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", choices=["rivulet", "redis", "both"], default="both")
+    parser.add_argument("--redis-binary", default=os.environ.get("RIVULET_REDIS74", "redis-server"),
+                        help="the redis-server compared with (default: $RIVULET_REDIS74 or Debian's)")
+    parser.add_argument("--producers", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=50, help="XADDs per WAIT")
+    parser.add_argument("--before", type=float, default=5.0, help="seconds of load before the kill")
+    parser.add_argument("--after", type=float, default=10.0, help="seconds of load after it")
+    parser.add_argument("--down-after-ms", type=int, default=1000)
+    parser.add_argument("--keep", action="store_true", help="keep the servers' directories")
+    args = parser.parse_args(argv)
+    kinds = ["rivulet", "redis"] if args.server == "both" else [args.server]
+    status = 0
+    for kind in kinds:
+        why = missing_tools(kind, args.redis_binary)
+        if why:
+            print(f"SKIPPED failover.{kind}: {why}")
+            status = 1
+            continue
+        out = run_scenario(kind, producers=args.producers, batch=args.batch, before=args.before,
+                           after=args.after, down_after_ms=args.down_after_ms,
+                           redis_binary=args.redis_binary, keep=args.keep)
+        for line in out.lines():
+            print(line)
+        if out.lost or out.unexplained_duplicates or not out.converged:
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
