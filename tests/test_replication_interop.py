@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from tests.dump_helpers import redis74_binary
-from tests.replication_helpers import wait_for
+from tests.replication_helpers import RawReplica, wait_for
 from tests.serverproc import ServerProcess, free_port, wait_for_port
 
 REDIS70 = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -129,4 +129,36 @@ def test_redis70_replica_fails_cleanly_on_rdb_version_12() -> None:
     finally:
         if proc is not None:
             _stop(proc)
+        master.stop()
+
+
+def test_sentinel_discovers_the_replicas_of_a_rivulet_master() -> None:
+    """Sentinel reads the master's INFO replication (run_id, slaveN lines) as it reads Redis's."""
+    sentinel = shutil.which("redis-sentinel")
+    if sentinel is None:
+        pytest.skip("NOT TESTED: redis-sentinel is not installed, so no Sentinel read INFO")
+    master = ServerProcess("--repl-diskless-sync-delay", "0").start()
+    workdir = tempfile.mkdtemp(prefix="sentinel-")
+    port = free_port()
+    conf = os.path.join(workdir, "sentinel.conf")
+    with open(conf, "w") as fh:
+        fh.write(f"port {port}\nbind 127.0.0.1\nlogfile {workdir}/sentinel.log\n"
+                 f"sentinel monitor mymaster 127.0.0.1 {master.port} 1\n")
+    proc = subprocess.Popen([sentinel, conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    replica = RawReplica(master.port)
+    try:
+        wait_for_port(port, proc)
+        replica.sync_full(port=7777)
+        s = redis.Redis(port=port, decode_responses=True)
+        # Sentinel refreshes a master's INFO every 10 seconds.
+        assert wait_for(lambda: s.execute_command("SENTINEL", "MASTER", "mymaster")["num-slaves"]
+                        == "1", 25)
+        state = s.execute_command("SENTINEL", "MASTER", "mymaster")
+        assert state["flags"] == "master" and state["role-reported"] == "master"
+        assert state["runid"] == redis.Redis(port=master.port).info("server")["run_id"]
+        replicas = s.execute_command("SENTINEL", "REPLICAS", "mymaster")
+        assert [(r["ip"], r["port"]) for r in replicas] == [("127.0.0.1", "7777")]
+    finally:
+        replica.close()
+        _stop(proc)
         master.stop()

@@ -74,6 +74,8 @@ class Master:
         self.sync_partial_err = 0
         # Set by WAIT's module: called when acks (or the local fsync) move.
         self.on_acks: list = []
+        # min-replicas-to-write from the configuration refuses writes from the start.
+        self.refresh_good_replicas()
 
     # --- the stream ---------------------------------------------------------------------------
 
