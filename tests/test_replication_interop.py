@@ -162,3 +162,41 @@ def test_sentinel_discovers_the_replicas_of_a_rivulet_master() -> None:
         replica.close()
         _stop(proc)
         master.stop()
+
+
+def test_redis_cli_rdb_takes_a_snapshot_of_a_rivulet_master(tmp_path) -> None:
+    """redis-cli --rdb speaks the replication handshake (capa eof, rdb-only, SYNC);
+    --functions-rdb asks for a snapshot without the keys (rdb-filter-only)."""
+    cli = shutil.which("redis-cli")
+    if cli is None:
+        pytest.skip("NOT TESTED: redis-cli is not installed")
+    master = ServerProcess("--repl-diskless-sync-delay", "0").start()
+    try:
+        r = redis.Redis(port=master.port)
+        r.set("k", "v")
+        r.xadd("s", {"f": "v"}, id="5-5")
+        path = tmp_path / "taken.rdb"
+        done = subprocess.run([cli, "-p", str(master.port), "--rdb", str(path)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Transfer finished with success" in done.stderr, done
+        functions_only = tmp_path / "functions.rdb"
+        done = subprocess.run([cli, "-p", str(master.port), "--functions-rdb", str(functions_only)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done
+        # The links closed after their snapshot; the master is left without replicas.
+        assert wait_for(lambda: r.info("replication")["connected_slaves"] == 0)
+    finally:
+        master.stop()
+    from tests.replication_helpers import load_with_rivulet
+
+    loaded = load_with_rivulet(path.read_bytes())
+    try:
+        other = redis.Redis(port=loaded.port)
+        assert other.get("k") == b"v" and other.xrange("s") == [(b"5-5", {b"f": b"v"})]
+    finally:
+        loaded.stop()
+    empty = load_with_rivulet(functions_only.read_bytes())
+    try:
+        assert redis.Redis(port=empty.port).dbsize() == 0
+    finally:
+        empty.stop()

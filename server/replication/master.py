@@ -193,11 +193,15 @@ class Master:
         if not link.pre_psync:
             link.send(b"+FULLRESYNC %s %d\r\n" % (self.state.replid.encode(), offset))
 
-    def _socket_target(self) -> bool:
+    def _socket_target(self, group: list[ReplicaLink] | None = None) -> bool:
+        """Whether the snapshot for these replicas (by default, every one waiting) goes to
+        their sockets: diskless sync on and every one of them able to read the EOF framing, or
+        a snapshot without data (which only EOF-capable replicas may ask for)."""
         config = self.server.config
-        waiting = [link for link in self.replicas if link.state == WAIT_BGSAVE_START]
-        return bool(config["repl-diskless-sync"]) and all(link.capa_eof for link in waiting) \
-            or any(link.rdb_without_data for link in waiting)
+        if group is None:
+            group = [link for link in self.replicas if link.state == WAIT_BGSAVE_START]
+        return bool(config["repl-diskless-sync"]) and all(link.capa_eof for link in group) \
+            or any(link.rdb_without_data for link in group)
 
     def maybe_start_delayed(self) -> None:
         """Start a diskless snapshot once repl-diskless-sync-delay passed since the first
@@ -220,10 +224,10 @@ class Master:
         waiting = [link for link in self.replicas if link.state == WAIT_BGSAVE_START]
         if not waiting:
             return
-        socket = self._socket_target()
         # One snapshot serves them all: those asking for different contents wait for the next.
         without_data = waiting[0].rdb_without_data
         waiting = [link for link in waiting if link.rdb_without_data == without_data]
+        socket = self._socket_target(waiting)
         server = self.server
         try:
             self.child = SnapshotChild(server.keyspace, server.config, socket, not without_data)
