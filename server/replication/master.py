@@ -7,6 +7,11 @@ write path pays nothing for replication. Each command's effects are encoded once
 where the database differs from the stream's own (Redis's `server.slaveseldb`), fed to the
 backlog and queued on every replica that takes the stream now; a replica whose snapshot is
 being produced keeps what arrives meanwhile and gets it after the snapshot, exactly once.
+
+A server that follows a master (the replica side) does not produce a stream of its own: its
+writes come from its master, whose stream it passes on unchanged with `feed` (to its backlog
+and its own replicas, Redis's replicationFeedStreamFromMasterStream); `disconnect_replicas`
+makes its replicas sync again when its history changes (Redis's disconnectSlaves).
 """
 
 from __future__ import annotations
@@ -81,6 +86,8 @@ class Master:
 
     def propagate(self, effects: list[Effect], transaction: bool) -> None:
         """The effects consumer: one command's (or one EXEC's) effects into the stream."""
+        if self.server.replica_of is not None:
+            return  # a replica passes its master's stream on instead (feed)
         data, self.selected_db = encode_effects(effects, transaction, self.selected_db)
         self.feed(data)
 
@@ -421,6 +428,11 @@ class Master:
         for callback in self.on_acks:
             callback()
 
+    def disconnect_replicas(self) -> None:
+        """Close every replica's link: they sync again (with a full or partial resync)."""
+        for link in list(self.replicas):
+            link.client.close()
+
     def request_acks(self) -> None:
         """WAIT needs fresh acks: REPLCONF GETACK * goes into the stream before the loop sleeps
         (once, however many clients asked)."""
@@ -467,8 +479,10 @@ class Master:
         period = config["repl-ping-replica-period"]
         if self.replicas and now - self.last_ping >= period:
             self.last_ping = now
-            # No database: a PING is not preceded by a SELECT.
-            self.feed(_PING)
+            # No database: a PING is not preceded by a SELECT. A replica's replicas get its
+            # master's PINGs instead.
+            if self.server.is_master():
+                self.feed(_PING)
         elif not self.replicas:
             self.last_ping = now
         # Replicas waiting for a snapshot get a newline now and then, so they do not time out.
