@@ -4,10 +4,12 @@ the backlog; WAIT, WAITAOF, min-replicas-to-write, ROLE, INFO replication, CLIEN
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -95,7 +97,11 @@ def test_redis_check_rdb_accepts_the_snapshot(master) -> None:
         payload, _ = replica.sync_full()
     finally:
         replica.close()
-    result = check_rdb_with(binary.replace("redis-server", "redis-check-rdb"), payload)
+    # redis-check-rdb is redis-server started under that name (what `make install` links).
+    link_dir = tempfile.mkdtemp(prefix="check-rdb-")
+    checker = os.path.join(link_dir, "redis-check-rdb")
+    os.symlink(binary, checker)
+    result = check_rdb_with(checker, payload)
     assert result.returncode == 0 and "RDB looks OK" in result.stdout, result.stdout
 
 
@@ -547,3 +553,28 @@ def test_large_snapshot_to_a_slow_reader(diskless: str) -> None:
             loaded.stop()
     finally:
         srv.stop()
+
+
+def test_replication_options_from_a_config_file_and_config_rewrite(tmp_path) -> None:
+    from tests.test_cli import RunningServer
+
+    conf = tmp_path / "rivulet.conf"
+    conf.write_text("min-slaves-to-write 2\nrepl-backlog-size 64kb\nrepl-diskless-sync no\n")
+    with RunningServer(str(conf), "--dir", str(tmp_path)) as srv:
+        c = redis.Redis(port=srv.port)
+        assert c.config_get("min-replicas-to-write") == {"min-replicas-to-write": "2"}
+        assert c.config_get("repl-diskless-sync") == {"repl-diskless-sync": "no"}
+        assert c.info("replication")["repl_backlog_size"] == 65536
+        with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+            c.set("k", "v")
+        c.config_set("repl-timeout", "30")
+        c.config_set("min-replicas-to-write", "0")
+        assert c.execute_command("CONFIG", "REWRITE") == b"OK"
+        c.close()
+    text = conf.read_text()
+    assert "repl-timeout 30" in text.splitlines()
+    with RunningServer(str(conf), "--dir", str(tmp_path)) as srv:
+        c = redis.Redis(port=srv.port)
+        assert c.config_get("repl-timeout") == {"repl-timeout": "30"}
+        assert c.set("k", "v")
+        c.close()
