@@ -290,7 +290,7 @@ def _normalise_full(info: Any) -> Any:
     if isinstance(info, list):
         if len(info) % 2 == 0 and all(isinstance(k, str) for k in info[0::2]) and info and \
                 info[0] in ("length", "name", "seen-time", "consumers", "pel-count", "pending"):
-            return {k: _normalise_full(v) for k, v in zip(info[0::2], info[1::2])
+            return {k: _normalise_full(v) for k, v in zip(info[0::2], info[1::2], strict=True)
                     if k not in LOCAL_CLOCK_FIELDS}
         return [_normalise_full(v) for v in info]
     if isinstance(info, dict):
@@ -311,7 +311,7 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return f"{path} (lengths {len(a)} and {len(b)})"
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             found = _first_difference(x, y, f"{path}[{i}]")
             if found:
                 return found

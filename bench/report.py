@@ -36,6 +36,10 @@ def metric_record(metric: Metric, result: CaseResult) -> dict[str, Any]:
     base = per_server_summary(result, metric.baseline, RIVULET) if metric.baseline else None
     record["baseline"] = metric.baseline
     record["ratio_to_baseline"] = ours["median"] / base["median"] if ours and base and base["median"] else None
+    # Where Redis ran the case too, its own ratio to the same baseline (e.g. replication's cost).
+    redis_base = per_server_summary(result, metric.baseline, REDIS) if metric.baseline else None
+    record["redis_ratio_to_baseline"] = (theirs["median"] / redis_base["median"]
+                                         if theirs and redis_base and redis_base["median"] else None)
     record["cpu_ratio_to_baseline"] = (
         ours["cpu_us_per_op"]["median"] / base["cpu_us_per_op"]["median"]
         if ours and base and base["cpu_us_per_op"]["median"] else None)
@@ -71,6 +75,8 @@ def format_line(record: dict[str, Any]) -> str:
         parts.append(ratio)
     if record.get("ratio_to_baseline") is not None:
         parts.append(f"rivulet/{record['baseline']} {record['ratio_to_baseline']:.2f}x")
+    if record.get("redis_ratio_to_baseline") is not None:
+        parts.append(f"redis/{record['baseline']} {record['redis_ratio_to_baseline']:.2f}x")
     parts.append(f"cpu us/op {_cpu(record[RIVULET])} vs {_cpu(record[REDIS])}")
     if record.get("cpu_ratio_to_baseline") is not None:
         parts.append(f"(cpu {record['cpu_ratio_to_baseline']:.2f}x the baseline's)")
