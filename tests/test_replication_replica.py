@@ -621,3 +621,17 @@ def test_expired_hash_fields_hidden_on_replica_until_master_hdel(procs):
     m.hget("h", "f1")  # the master's lookup deletes it, and sends HDEL
     wait_synced(m, r)
     assert r.hlen("h") == 1
+
+
+def test_idle_timeout_spares_the_master_link(procs):
+    master = redis_master(procs)
+    m = master.client()
+    replica = rivulet(procs, "--replicaof", f"127.0.0.1 {master.port}", "--timeout", "1")
+    r = redis.Redis(port=replica.port)
+    wait_synced(m, r)
+    before = r.execute_command("CLIENT", "LIST", "TYPE", "master")
+    assert b"flags=M" in before
+    time.sleep(2.5)  # idle clients are closed after 1 second; the master's link is not
+    after = r.execute_command("CLIENT", "LIST", "TYPE", "master")
+    assert after.split(b" ")[0] == before.split(b" ")[0]  # the same id
+    assert info(r)["master_link_status"] == "up"
