@@ -201,7 +201,10 @@ class Server:
             if timeout:
                 now = time.time()
                 for client in list(self.clients.values()):
-                    if client.blocked is None and now - client.last_interaction > timeout:
+                    if (client.blocked is None and now - client.last_interaction > timeout
+                            and not client.is_master
+                            and (client.replica is None or not client.replica.is_replica)):
+                        # (Replication links have repl-timeout instead, as in Redis.)
                         client.close()
         except Exception:  # housekeeping must never stop the server
             log.exception("server cron failed")

@@ -621,3 +621,46 @@ def test_expired_hash_fields_hidden_on_replica_until_master_hdel(procs):
     m.hget("h", "f1")  # the master's lookup deletes it, and sends HDEL
     wait_synced(m, r)
     assert r.hlen("h") == 1
+
+
+def test_idle_timeout_spares_the_master_link(procs):
+    master = redis_master(procs)
+    m = master.client()
+    replica = rivulet(procs, "--replicaof", f"127.0.0.1 {master.port}", "--timeout", "1")
+    r = redis.Redis(port=replica.port)
+    wait_synced(m, r)
+    before = r.execute_command("CLIENT", "LIST", "TYPE", "master")
+    assert b"flags=M" in before
+    time.sleep(2.5)  # idle clients are closed after 1 second; the master's link is not
+    after = r.execute_command("CLIENT", "LIST", "TYPE", "master")
+    assert after.split(b" ")[0] == before.split(b" ")[0]  # the same id
+    assert info(r)["master_link_status"] == "up"
+
+
+@pytest.mark.parametrize("binary", master_binaries())
+def test_master_restarted_from_its_rdb_continues_partially(procs, binary):
+    """A Redis master shut down with a save keeps its replication history in dump.rdb: once
+    back, it continues with its replicas (+CONTINUE, under a new replication ID)."""
+    master = redis_master(procs, binary)
+    m = master.client()
+    populate(m)
+    replica = rivulet(procs, "--replicaof", f"127.0.0.1 {master.port}")
+    r = redis.Redis(port=replica.port)
+    wait_synced(m, r)
+    old_id = info(r)["master_replid"]
+    with pytest.raises(redis.ConnectionError):
+        m.execute_command("SHUTDOWN", "SAVE")
+    master.proc.wait(10)
+    wait_until(lambda: info(r)["master_link_status"] == "down", what="the link to go down")
+    back = RedisServer(binary, port=master.port, data_dir=master.dir)
+    procs.append(back)
+    back.start()
+    m2 = back.client()
+    m2.set("after", "restart")
+    wait_synced(m2, r)
+    stats = info(m2, "stats")
+    assert stats["sync_partial_ok"] == "1" and stats["sync_full"] == "0"
+    mine = info(r)
+    assert mine["master_replid2"] == old_id and mine["master_replid"] == info(m2)["master_replid"]
+    assert r.get("after") == b"restart"
+    same_dataset(m2, r)
