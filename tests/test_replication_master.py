@@ -578,3 +578,50 @@ def test_replication_options_from_a_config_file_and_config_rewrite(tmp_path) -> 
         assert c.config_get("repl-timeout") == {"repl-timeout": "30"}
         assert c.set("k", "v")
         c.close()
+
+
+def test_diskless_delay_and_max_replicas_share_one_snapshot() -> None:
+    srv = ServerProcess("--repl-diskless-sync-delay", "60",
+                        "--repl-diskless-sync-max-replicas", "2").start()
+    first, second = RawReplica(srv.port), RawReplica(srv.port)
+    try:
+        r = _client(srv)
+        r.set("k", "v")
+        first.handshake(port=7001)
+        first.send("PSYNC", "?", -1)
+        time.sleep(1.5)
+        # Waiting for the delay: no snapshot yet, newlines keep the link alive.
+        first.sock.settimeout(0.5)
+        try:
+            early = first.sock.recv(1000)
+        except TimeoutError:
+            early = b""
+        first.sock.settimeout(10)
+        assert early.strip(b"\n") == b""
+        assert r.info("replication")["slave0"]["state"] == "wait_bgsave"
+        second.handshake(port=7002)
+        # The second replica reaches repl-diskless-sync-max-replicas: one snapshot for both.
+        words = second.psync()
+        first.buf = early.lstrip(b"\n")
+        line = first.line()
+        assert line.split()[0] == b"+FULLRESYNC" and line.split() == words
+        assert first.rdb()[0] == second.rdb()[0]
+        assert r.info("stats")["sync_full"] == 2
+    finally:
+        first.close()
+        second.close()
+        srv.stop()
+
+
+def test_diskless_delay_waits_then_syncs() -> None:
+    srv = ServerProcess("--repl-diskless-sync-delay", "1").start()
+    replica = RawReplica(srv.port)
+    try:
+        replica.handshake()
+        t0 = time.monotonic()
+        assert replica.psync()[0] == b"+FULLRESYNC"
+        assert time.monotonic() - t0 >= 0.9
+        assert replica.rdb()[0].startswith(b"REDIS0012")
+    finally:
+        replica.close()
+        srv.stop()
