@@ -87,7 +87,8 @@ class Master:
     def propagate(self, effects: list[Effect], transaction: bool) -> None:
         """The effects consumer: one command's (or one EXEC's) effects into the stream."""
         if self.server.replica_of is not None:
-            return  # a replica passes its master's stream on instead (feed)
+            # A replica's stream is its master's, fed as received (server/replication/replica.py).
+            return
         data, self.selected_db = encode_effects(effects, transaction, self.selected_db)
         self.feed(data)
 
