@@ -625,3 +625,36 @@ def test_diskless_delay_waits_then_syncs() -> None:
     finally:
         replica.close()
         srv.stop()
+
+
+def test_client_unblock_releases_a_wait(master) -> None:
+    r = _client(master)
+    replica = RawReplica(master.port)
+    waiting = redis.Redis(port=master.port)
+    try:
+        replica.sync_full()
+        waiting.set("k", "v")
+        replica.read_commands(2)
+        my_id = waiting.client_id()
+        result: list = []
+        thread = threading.Thread(target=lambda: result.append(waiting.execute_command("WAIT", 1, 0)))
+        thread.start()
+        replica.read_commands(1)  # GETACK
+        assert wait_for(lambda: any(c["id"] == str(my_id) and "b" in c["flags"]
+                                    for c in r.client_list()))
+        assert r.client_unblock(my_id) == 1
+        thread.join(5)
+        assert result == [0]
+        # Parked again in another command: a late ACK of the old WAIT must not release it.
+        thread = threading.Thread(
+            target=lambda: result.append(waiting.xread({"nothing": "$"}, block=1500)))
+        thread.start()
+        time.sleep(0.3)
+        replica.ack()
+        time.sleep(0.3)
+        assert len(result) == 1
+        thread.join(5)
+        assert result[1] in (None, [], {})
+    finally:
+        replica.close()
+        waiting.close()
