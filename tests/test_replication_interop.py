@@ -242,3 +242,66 @@ def test_redis_cli_rdb_takes_a_snapshot_of_a_rivulet_master(tmp_path) -> None:
         assert redis.Redis(port=empty.port).dbsize() == 0
     finally:
         empty.stop()
+
+
+def _redis74_master():
+    binary = redis74_binary()
+    if binary is None:
+        pytest.skip("NOT TESTED: no Redis 7.4 build, so the stream was not compared with a real "
+                    "Redis master's")
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="redis74-master-")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", workdir, "--repl-diskless-sync-delay", "0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_port(port, proc)
+    return proc, port
+
+
+def test_stream_info_and_role_match_a_redis74_master() -> None:
+    """The same replica handshake and the same writes to Redis 7.4 and to Rivulet: the same
+    replication stream, byte for byte, and the same shape of INFO replication and ROLE.
+
+    (Some commands are propagated in a normalized form where Redis sends them as given, e.g.
+    XGROUP CREATE with its MKSTREAM / ENTRIESREAD spelled out; a replica applies both alike.)"""
+    proc, redis_port = _redis74_master()
+    master = ServerProcess("--repl-diskless-sync-delay", "0").start()
+    seen = {}
+    try:
+        for name, port in (("redis", redis_port), ("rivulet", master.port)):
+            c = redis.Redis(port=port)
+            c.set("before", "snapshot")
+            replica = RawReplica(port)
+            try:
+                replica.sync_full(port=7777)
+                c.set("a", "1")
+                c.xadd("s", {"f": "v"}, id="1-1")
+                pipe = c.pipeline(transaction=True)
+                pipe.sadd("b", "x")
+                pipe.rpush("l", "y")
+                pipe.execute()
+                c3 = redis.Redis(port=port, db=3)
+                c3.hset("h", "f", "v")
+                c.delete("a")
+                c.set("last", "one")
+                replica.follow(1.5)
+                replica.ack()
+                wait_for(lambda c=c: c.execute_command("ROLE")[2] != [])
+                info = c.info("replication")
+                seen[name] = (replica.stream, list(info), sorted(info["slave0"]),
+                              c.execute_command("ROLE"), info["master_repl_offset"] == replica.offset,
+                              c.execute_command("WAIT", 1, 100), c.execute_command("WAIT", 2, 100))
+            finally:
+                replica.close()
+    finally:
+        _stop(proc)
+        master.stop()
+    redis_seen, rivulet_seen = seen["redis"], seen["rivulet"]
+    assert rivulet_seen[0].split(b"\r\n") == redis_seen[0].split(b"\r\n")  # the stream
+    assert rivulet_seen[1] == redis_seen[1]  # INFO replication's fields, in order
+    assert rivulet_seen[2] == redis_seen[2]
+    assert rivulet_seen[3][0] == redis_seen[3][0] == b"master"
+    assert rivulet_seen[3][2] == redis_seen[3][2] == [[b"127.0.0.1", b"7777",
+                                                         str(rivulet_seen[3][1]).encode()]]
+    assert rivulet_seen[4:] == redis_seen[4:] == (True, 1, 1)
