@@ -170,6 +170,7 @@ def read_partition(cfg: ReadConfig, part: RangePartition) -> Iterator[pa.RecordB
             for page in client.xrange_pages(r, part.stream, cursor, end, cfg.batch_size):
                 batch = entries_to_batch(part.stream, page, cfg.columns, cfg.arrow_schema, cfg.failfast)
                 cursor = StreamId.parse(page[-1][0])
+                deadline = None  # progress: a later failure is a new failover
                 yield batch
                 if not injected:
                     injected = True

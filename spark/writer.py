@@ -283,7 +283,7 @@ class _Writer:
             finally:
                 r.close()
         commands = _Replay(self._commands(batches))
-        deadline = time.monotonic() + endpoint.failover_timeout
+        deadline = last_failure = 0.0
         pause = 0.05
         while True:
             # No retries inside redis-py: after any failure the whole partition is written
@@ -292,7 +292,12 @@ class _Writer:
             try:
                 return self._write(r, iter(commands), batch_id, partition)
             except FAILOVER_ERRORS as exc:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now - last_failure > endpoint.failover_timeout:
+                    # A new failover, not the one the previous attempts waited for.
+                    deadline, pause = now + endpoint.failover_timeout, 0.05
+                last_failure = now
+                if now >= deadline:
                     raise
                 log.warning("redis_streams sink: %s; writing partition %d again to the master "
                             "Sentinel names", exc, partition)

@@ -321,3 +321,39 @@ def test_failover_mid_job_idempotent_mode_writes_each_row_once(spark, fresh_grou
         ready=lambda old, key: old.xlen(key) == 600 and old.exists(inject) == 1,
         idempotent="true", idempotentMode="marker", injectFailureKey=inject)
     assert counts == {n: 1 for n in range(600)}
+
+
+def test_streaming_pipeline_survives_failover(spark, fresh_group: SentinelGroup, tmp_path) -> None:
+    """A running query (source and idempotent sink through the sentinel url) loses its master
+    between two micro-batches: it goes on against the promoted replica, each entry once."""
+    group = fresh_group
+    src, dst = f"pipe:src:{uuid.uuid4().hex[:8]}", f"pipe:dst:{uuid.uuid4().hex[:8]}"
+
+    def produce(client: redis.Redis, first: int, n: int) -> None:
+        pipe = client.pipeline(transaction=False)
+        for i in range(first, first + n):
+            pipe.xadd(src, {"n": str(i)})
+        pipe.execute()
+
+    with group.master_client() as m:
+        produce(m, 0, 200)
+    query = (spark.readStream.format("redis_streams").option("url", group.url()).option("streams", src)
+             .option("startingOffsets", "earliest").option("maxEntriesPerTrigger", "100").load()
+             .writeStream.format("redis_streams").option("url", group.url()).option("stream", dst)
+             .option("idempotent", "true").option("idempotentMode", "marker")
+             .option("checkpointLocation", str(tmp_path / "cp")).trigger(processingTime="200 milliseconds")
+             .start())
+    try:
+        with group.master_client() as old:
+            _wait_for(lambda: old.xlen(dst) >= 200, 60, "the first entries in the sink")
+        group.wait_replicated()
+        new_addr = group.wait_failover(group.kill_master())
+        with redis.Redis(*new_addr, decode_responses=True) as new:
+            produce(new, 200, 200)
+            _wait_for(lambda: new.xlen(dst) >= 400 or query.exception() is not None, 60,
+                      "the entries written after the failover")
+            assert query.exception() is None, query.exception()
+            counts = Counter(int(f["n"]) for _, f in new.xrange(dst))
+    finally:
+        query.stop()
+    assert counts == {n: 1 for n in range(400)}
