@@ -112,7 +112,8 @@ class SentinelProcess:
     """One `redis-sentinel` monitoring `master_name` at `master`, with a writable config file."""
 
     def __init__(self, directory: str, master_name: str, master: Address, quorum: int,
-                 down_after_ms: int, failover_timeout_ms: int) -> None:
+                 down_after_ms: int, failover_timeout_ms: int, auth_pass: str | None = None,
+                 requirepass: str | None = None) -> None:
         self.port = free_port()
         self.myid = uuid.uuid4().hex + uuid.uuid4().hex[:8]
         self.directory, self.master_name = directory, master_name
@@ -126,7 +127,10 @@ class SentinelProcess:
             f"sentinel failover-timeout {master_name} {failover_timeout_ms}\n"
             f"sentinel parallel-syncs {master_name} 1\n"
             f"sentinel myid {self.myid}\n"
+            + (f"sentinel auth-pass {master_name} {auth_pass}\n" if auth_pass else "")
+            + (f"requirepass {requirepass}\n" if requirepass else "")
         )
+        self.password = requirepass
         self.proc: subprocess.Popen | None = None
 
     def know(self, replicas: Sequence[Address], others: Sequence[SentinelProcess]) -> None:
@@ -145,7 +149,8 @@ class SentinelProcess:
         return self
 
     def client(self) -> redis.Redis:
-        return redis.Redis(HOST, self.port, decode_responses=True, socket_timeout=5)
+        return redis.Redis(HOST, self.port, password=self.password, decode_responses=True,
+                           socket_timeout=5)
 
     def log(self) -> str:
         try:
@@ -167,12 +172,16 @@ class SentinelGroup:
     """A master, `replicas` replicas of it and `sentinels` sentinels watching it.
 
     Failover is quick on purpose (down-after 1 s by default): a SIGKILLed master is replaced
-    within a few seconds.
+    within a few seconds. `password` protects the data servers (requirepass, and masterauth for
+    the replicas), `sentinel_password` the sentinels.
     """
 
     def __init__(self, node_factory: NodeFactory = redis_node, replicas: int = 1, sentinels: int = 3,
                  master_name: str = "mymaster", quorum: int = 2, down_after_ms: int = 1000,
-                 failover_timeout_ms: int = 4000) -> None:
+                 failover_timeout_ms: int = 4000, password: str | None = None,
+                 sentinel_password: str | None = None) -> None:
+        self.password = password
+        self.sentinel_password = sentinel_password
         self.node_factory = node_factory
         self.replica_count = replicas
         self.sentinel_count = sentinels
@@ -187,14 +196,16 @@ class SentinelGroup:
     # -- start-up --------------------------------------------------------------------------
 
     def start(self, timeout: float = 30.0) -> SentinelGroup:
+        auth = ["--requirepass", self.password, "--masterauth", self.password] if self.password else []
         try:
-            master = self.node_factory([]).start()
+            master = self.node_factory(auth).start()
             self.nodes.append(master)
             for _ in range(self.replica_count):
-                self.nodes.append(self.node_factory(["--replicaof", HOST, str(master.port)]).start())
+                self.nodes.append(self.node_factory([*auth, "--replicaof", HOST, str(master.port)]).start())
             self._wait_replicas_linked(master.port, timeout)
             sentinels = [SentinelProcess(self.dir, self.master_name, (HOST, master.port), self.quorum,
-                                         self.down_after_ms, self.failover_timeout_ms)
+                                         self.down_after_ms, self.failover_timeout_ms,
+                                         self.password, self.sentinel_password)
                          for _ in range(self.sentinel_count)]
             replicas = [(HOST, n.port) for n in self.nodes[1:]]
             for sentinel in sentinels:
@@ -208,7 +219,7 @@ class SentinelGroup:
 
     def _wait_replicas_linked(self, master_port: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        with redis.Redis(HOST, master_port, decode_responses=True) as r:
+        with redis.Redis(HOST, master_port, password=self.password, decode_responses=True) as r:
             while time.monotonic() < deadline:
                 info = r.info("replication")
                 online = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
@@ -245,8 +256,13 @@ class SentinelGroup:
         return [(HOST, s.port) for s in self.sentinels]
 
     def url(self, db: int = 0, scheme: str = "sentinel") -> str:
+        """The sentinel url of the group, with the data servers' password when they have one."""
         hosts = ",".join(f"{h}:{p}" for h, p in self.sentinel_addresses())
-        return f"{scheme}://{hosts}/{self.master_name}/{db}"
+        auth = f":{self.password}@" if self.password else ""
+        return f"{scheme}://{auth}{hosts}/{self.master_name}/{db}"
+
+    def client(self, port: int) -> redis.Redis:
+        return redis.Redis(HOST, port, password=self.password, decode_responses=True)
 
     def master_addr(self) -> Address:
         """What the first answering sentinel says the master is (SENTINEL get-master-addr-by-name)."""
@@ -265,8 +281,7 @@ class SentinelGroup:
         return next(n for n in self.nodes if n.port == port)
 
     def master_client(self) -> redis.Redis:
-        host, port = self.master_addr()
-        return redis.Redis(host, port, decode_responses=True)
+        return self.client(self.master_addr()[1])
 
     def replica_ports(self) -> list[int]:
         master = self.master_addr()[1]
@@ -308,7 +323,8 @@ class SentinelGroup:
             if len(seen) == 1 and old not in seen:
                 new = seen.pop()
                 try:
-                    with redis.Redis(*new, decode_responses=True, socket_timeout=2) as r:
+                    with redis.Redis(*new, password=self.password, decode_responses=True,
+                                     socket_timeout=2) as r:
                         if r.execute_command("ROLE")[0] == "master":
                             return new
                 except redis.RedisError:

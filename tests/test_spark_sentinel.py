@@ -20,6 +20,7 @@ import redis
 
 pytest_plugins = ["tests.spark_conftest"]
 
+from spark import client  # noqa: E402
 from spark import reader as spark_reader  # noqa: E402
 from spark.endpoint import Endpoint, parse_sentinel_url  # noqa: E402
 from spark.offsets import StreamId  # noqa: E402
@@ -96,6 +97,35 @@ def fresh_group() -> Iterator[SentinelGroup]:
     g = SentinelGroup(redis_node).start()
     yield g
     g.cleanup()
+
+
+def test_passwords_of_servers_and_sentinels() -> None:
+    """The url's password is the data servers', sentinelPassword the sentinels' (Redis keeps them
+    apart: requirepass on each server, requirepass in each sentinel's config)."""
+    _need_redis()
+    g = SentinelGroup(redis_node, password="data-pw", sentinel_password="sentinel-pw").start()
+    try:
+        url = g.url()
+        assert url.startswith("sentinel://:data-pw@")
+        options = parse_read_options({"url": url, "streams": "s", "sentinelPassword": "sentinel-pw",
+                                      "failoverTimeout": "0"}, streaming=False)
+        with client.connect(options.endpoint) as master:
+            master.xadd("auth:s", {"f": "v"})
+            assert master.execute_command("ROLE")[0] == "master"
+        g.wait_replicated()
+        with client.connect(options.endpoint, replica=True) as replica:
+            assert replica.execute_command("ROLE")[0] == "slave"
+            assert replica.xlen("auth:s") == 1
+        # Without the sentinels' password no master can be found; without the servers' the
+        # master refuses the connection.
+        with pytest.raises(redis.ConnectionError, match="No master found"), \
+                client.connect(Endpoint(url, failover_timeout=0)) as r:
+            r.ping()
+        with pytest.raises(redis.AuthenticationError), \
+                client.connect(Endpoint(url.replace(":data-pw@", ""), None, "sentinel-pw", 0)) as r:
+            r.ping()
+    finally:
+        g.cleanup()
 
 
 def _stream_calls(port: int) -> dict[str, int]:
