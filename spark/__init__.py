@@ -46,8 +46,9 @@ class RedisStreamsDataSource(DataSource):
         opts = parse_read_options(self.options, streaming=streaming)
         columns, arrow_schema = plan_columns(schema)
         cfg = ReadConfig(
-            url=opts.url, batch_size=opts.batch_size, fail_on_data_loss=opts.fail_on_data_loss,
-            failfast=opts.failfast, columns=columns, arrow_schema=arrow_schema,
+            endpoint=opts.endpoint, read_from=opts.read_from, batch_size=opts.batch_size,
+            fail_on_data_loss=opts.fail_on_data_loss, failfast=opts.failfast, columns=columns,
+            arrow_schema=arrow_schema,
             inject_failure_key=opts.inject_failure_key,
         )
         return opts, cfg

@@ -2,7 +2,7 @@
 
 Runs on the driver and on executors, so it needs nothing but redis-py. Responses are requested as
 str (decode_responses) because every field lands in Spark as STRING anyway; invalid UTF-8 is
-replaced rather than failing a whole task.
+replaced rather than failing a whole task (spark/endpoint.py makes the connections).
 """
 
 from __future__ import annotations
@@ -12,16 +12,15 @@ from dataclasses import dataclass
 
 import redis
 
+from spark import endpoint as _endpoint
+from spark.endpoint import Endpoint
 from spark.offsets import ZERO, StreamId
 
 
-def connect(url: str) -> redis.Redis:
-    # RESP2 keeps the replies identical on every server version; health checks and a socket
-    # timeout make a dead server fail the task (Spark retries it) instead of hanging it.
-    return redis.Redis.from_url(
-        url, decode_responses=True, encoding_errors="replace", socket_timeout=60,
-        socket_connect_timeout=10, health_check_interval=30,
-    )
+def connect(endpoint: Endpoint | str, replica: bool = False, follow_failover: bool = True) -> redis.Redis:
+    """A client for the endpoint's master (or, with `replica`, one of its replicas): see
+    spark/endpoint.py for the urls and for what a failover does to the calls."""
+    return _endpoint.connect(endpoint, replica=replica, follow_failover=follow_failover)
 
 
 @dataclass(frozen=True)

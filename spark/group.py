@@ -169,7 +169,7 @@ class GroupStreamReader(StreamReader):
 
 def read_group_partition(cfg: ReadConfig, part: GroupPartition) -> Iterator[pa.RecordBatch]:
     start, end = StreamId.parse(part.start), StreamId.parse(part.end)
-    r = client.connect(cfg.url)
+    r = client.connect(cfg.endpoint)
     try:
         mine = set(pending_ids(r, part.stream, part.group, part.consumer, start, end))
         seen = 0

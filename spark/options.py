@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
+from spark.endpoint import SENTINEL_SCHEMES, Endpoint, EndpointError, parse_sentinel_url
 from spark.offsets import StreamId, id_before_timestamp
 
 
@@ -21,12 +22,16 @@ class OptionError(ValueError):
 READ_OPTIONS = {
     "url", "streams", "pattern", "startingoffsets", "endingoffsets", "startingtimestamp",
     "endingtimestamp", "maxentriespertrigger", "partitionsperstream", "batchsize", "failondataloss",
-    "mode", "group", "consumer", "injectfailurekey", "path",
-}
+    "mode", "group", "consumer", "injectfailurekey", "path", "readfrom",
+} | {"sentinelusername", "sentinelpassword", "failovertimeout"}
 WRITE_OPTIONS = {
     "url", "stream", "idcolumn", "maxlen", "approximate", "idempotent", "idempotentmode", "writeid",
     "markerprefix", "markerttl", "pipelinesize", "injectfailurekey", "path",
-}
+} | {"sentinelusername", "sentinelpassword", "failovertimeout"}
+
+# Where reads go (option readFrom): the master, or a replica chosen as redis-py's Sentinel
+# slave_for does, falling back to the master when no replica is available.
+READ_FROM = ("master", "replica")
 
 # How idempotent writes are made exactly once: XADD IDMP where the server has it (Redis 8.6+,
 # Rivulet), else a marker key written in the same MULTI/EXEC as the partition's entries.
@@ -82,9 +87,16 @@ def _bool(opts: dict[str, str], name: str, default: bool) -> bool:
 def _url(opts: dict[str, str]) -> str:
     url = opts.get("url", "redis://localhost:6379/0")
     parsed = urlparse(url)
+    if parsed.scheme in SENTINEL_SCHEMES:
+        try:
+            parse_sentinel_url(url)
+        except EndpointError as exc:
+            raise OptionError(f"redis_streams: option url: {exc}") from None
+        return url
     if parsed.scheme not in ("redis", "rediss", "unix"):
         raise OptionError(
-            f"redis_streams: option url must look like redis://[user:pass@]host:port/db, got {url!r}"
+            f"redis_streams: option url must look like redis://[user:pass@]host:port/db or "
+            f"sentinel://host:port,host:port/service[/db], got {url!r}"
         )
     if parsed.scheme != "unix":
         try:
@@ -95,6 +107,17 @@ def _url(opts: dict[str, str]) -> str:
         if db and not db.isdigit():
             raise OptionError(f"redis_streams: the database in url {url!r} must be a number")
     return url
+
+
+def _endpoint(opts: dict[str, str]) -> Endpoint:
+    url = _url(opts)
+    sentinel_auth = {k: opts[k] for k in ("sentinelusername", "sentinelpassword") if opts.get(k)}
+    if sentinel_auth and urlparse(url).scheme not in SENTINEL_SCHEMES:
+        raise OptionError("redis_streams: options sentinelUsername/sentinelPassword need a "
+                          "sentinel:// url")
+    timeout = _int(opts, "failoverTimeout", 60, minimum=0)
+    return Endpoint(url, opts.get("sentinelusername") or None, opts.get("sentinelpassword") or None,
+                    float(timeout or 0))
 
 
 def _bounds(opts: dict[str, str], name: str, default: str) -> tuple[str, dict[str, Bound]]:
@@ -148,6 +171,8 @@ class ReadOptions:
     consumer: str | None
     inject_failure_key: str | None
     raw: dict[str, str] = field(default_factory=dict)
+    read_from: str = "master"
+    endpoint: Endpoint = field(default_factory=lambda: Endpoint("redis://localhost:6379/0"))
 
     def start_for(self, key: str) -> Bound:
         return self.starting.get(key, self.starting_default)
@@ -161,7 +186,8 @@ def parse_read_options(options: Mapping[str, str], streaming: bool) -> ReadOptio
     reads, latest for a new streaming query, like Spark's Kafka source)."""
     opts = _lower(options)
     _check_unknown(opts, READ_OPTIONS, "read")
-    url = _url(opts)
+    endpoint = _endpoint(opts)
+    url = endpoint.url
     streams = [s.strip() for s in opts.get("streams", "").split(",") if s.strip()]
     pattern = opts.get("pattern") or None
     if bool(streams) == bool(pattern):
@@ -200,6 +226,18 @@ def parse_read_options(options: Mapping[str, str], streaming: bool) -> ReadOptio
     if mode not in ("PERMISSIVE", "FAILFAST"):
         raise OptionError(f"redis_streams: option mode must be PERMISSIVE or FAILFAST, got {mode!r}")
 
+    read_from = opts.get("readfrom", "master").strip().lower()
+    if read_from not in READ_FROM:
+        raise OptionError(f"redis_streams: option readFrom must be master or replica, got "
+                          f"{opts['readfrom']!r}")
+    if read_from == "replica" and not endpoint.is_sentinel:
+        raise OptionError("redis_streams: readFrom=replica needs a sentinel:// url (Sentinel names "
+                          "the replicas); to read one replica, give its redis:// url")
+    if read_from == "replica" and group:
+        raise OptionError("redis_streams: readFrom=replica cannot be combined with group: "
+                          "XREADGROUP and XACK change the group on the server, so consumer-group "
+                          "reads go to the master")
+
     return ReadOptions(
         url=url,
         streams=streams,
@@ -217,6 +255,8 @@ def parse_read_options(options: Mapping[str, str], streaming: bool) -> ReadOptio
         consumer=consumer,
         inject_failure_key=opts.get("injectfailurekey") or None,
         raw=opts,
+        read_from=read_from,
+        endpoint=endpoint,
     )
 
 
@@ -241,6 +281,7 @@ class WriteOptions:
     pipeline_size: int
     inject_failure_key: str | None = None
     idempotent_mode: str = "auto"
+    endpoint: Endpoint = field(default_factory=lambda: Endpoint("redis://localhost:6379/0"))
 
 
 def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
@@ -258,8 +299,9 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         # The server takes IDMP only with an ID it generates.
         raise OptionError("redis_streams: idempotentMode=idmp cannot be combined with idColumn "
                           "(XADD IDMP needs server-generated IDs); use idempotentMode=marker")
+    endpoint = _endpoint(opts)
     return WriteOptions(
-        url=_url(opts),
+        url=endpoint.url,
         stream=opts.get("stream") or None,
         id_column=id_column,
         maxlen=_int(opts, "maxlen", None, minimum=0),
@@ -271,4 +313,5 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         pipeline_size=_int(opts, "pipelineSize", 1000) or 1000,
         inject_failure_key=opts.get("injectfailurekey") or None,
         idempotent_mode=mode,
+        endpoint=endpoint,
     )

@@ -3,23 +3,35 @@
 A partition is one stream's ID range (start, end]. Reading it is deterministic: stream IDs only
 grow, so no entry can appear inside a range that was already planned; a retried task re-reads
 exactly the same entries (unless they were deleted meanwhile, which the data-loss check reports).
+
+With Sentinel addressing a task survives a failover (or the loss of its replica): it connects
+again, to the new master or another replica, and goes on after the last entry it handed to Spark.
+Whatever server it reads from must hold the whole range: a replica is used once its copy of the
+stream reaches the range's end, the master otherwise.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
+import redis
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from spark import client
+from spark.endpoint import FAILOVER_ERRORS, Endpoint
 from spark.offsets import ZERO, StreamId, split_range
 from spark.options import ReadOptions, resolve_bound
 from spark.schema import Column, entries_to_batch
 
 log = logging.getLogger("rivulet.spark")
+
+# How long a task waits for a replica that has not yet received the whole range it is to read,
+# before it reads the range from the master instead.
+REPLICA_CATCH_UP = 2.0
 
 
 class DataLossError(RuntimeError):
@@ -41,13 +53,14 @@ class RangePartition(InputPartition):
 class ReadConfig:
     """Everything an executor needs to read a partition; plain data, picklable."""
 
-    url: str
+    endpoint: Endpoint
     batch_size: int
     fail_on_data_loss: bool
     failfast: bool
     columns: list[Column]
     arrow_schema: pa.Schema
     inject_failure_key: str | None
+    read_from: str = "master"
 
 
 def check_data_loss(state: client.StreamState | None, key: str, start: StreamId, end: StreamId,
@@ -58,6 +71,8 @@ def check_data_loss(state: client.StreamState | None, key: str, start: StreamId,
     does not, but it only ever removes the head: once the first entry lies beyond `start`, every
     entry up to `start` is gone, and if more entries were removed in total (entries-added -
     length) than had been added up to `start` (`added`), the rest were entries after `start`.
+    A server whose stream ends before `end` lacks entries the plan saw on another server: the
+    new master of a failover that had not received them (replication is asynchronous).
     """
     if end <= start:
         return
@@ -72,6 +87,9 @@ def check_data_loss(state: client.StreamState | None, key: str, start: StreamId,
         lost = state.removed - added
         reason = (f"{lost} entr{'y was' if lost == 1 else 'ies were'} trimmed (XTRIM/MAXLEN/MINID; "
                   f"the first entry is now {state.first_entry or 'none'})")
+    elif state.last_generated < end:
+        reason = (f"the server's copy of the stream ends at {state.last_generated}, before {end} "
+                  "(entries lost in a failover: the new master had not received them)")
     if reason is None:
         return
     message = (
@@ -84,18 +102,85 @@ def check_data_loss(state: client.StreamState | None, key: str, start: StreamId,
     log.warning("%s (failOnDataLoss=false: skipping them)", message)
 
 
+def _open_for_range(cfg: ReadConfig, key: str, end: StreamId) -> tuple[redis.Redis, client.StreamState | None]:
+    """A connection to a server holding every entry of `key` up to `end`, and the stream's state
+    there.
+
+    With readFrom=replica: a replica (a random live one, as redis-py's slave_for picks) once its
+    copy of the stream has generated `end`: entries replicate in ID order, so it then holds
+    every entry the plan saw. A replica still behind after REPLICA_CATCH_UP, or none at all,
+    sends the read to the master.
+    """
+    # With Sentinel, calls do not retry by themselves: a retry could land on another server
+    # unseen, so read_partition reconnects itself and checks the new server again.
+    retries = not cfg.endpoint.is_sentinel
+    if cfg.read_from == "replica":
+        r = client.connect(cfg.endpoint, replica=True, follow_failover=retries)
+        deadline = time.monotonic() + REPLICA_CATCH_UP
+        try:
+            while True:
+                state = client.stream_state(r, key)
+                if state is not None and state.last_generated >= end:
+                    return r, state
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.02)
+        except BaseException:
+            r.close()
+            raise
+        r.close()
+        log.info("redis_streams: no replica holds stream %r up to %s yet: reading it from the master",
+                 key, end)
+    r = client.connect(cfg.endpoint, follow_failover=retries)
+    try:
+        return r, client.stream_state(r, key)
+    except BaseException:
+        r.close()
+        raise
+
+
+def _wait_for_failover(cfg: ReadConfig, exc: Exception, deadline: float | None) -> float:
+    """Re-raise `exc` unless Sentinel may yet name a server to go on with; then pause briefly."""
+    if not cfg.endpoint.is_sentinel:
+        raise exc
+    now = time.monotonic()
+    if deadline is None:
+        deadline = now + cfg.endpoint.failover_timeout
+    if now >= deadline:
+        raise exc
+    log.warning("redis_streams: %s; asking Sentinel for the servers again", exc)
+    time.sleep(0.2)
+    return deadline
+
+
 def read_partition(cfg: ReadConfig, part: RangePartition) -> Iterator[pa.RecordBatch]:
     start, end = StreamId.parse(part.start), StreamId.parse(part.end)
-    r = client.connect(cfg.url)
-    try:
-        check_data_loss(client.stream_state(r, part.stream), part.stream, start, end, part.added,
-                        cfg.fail_on_data_loss)
-        for number, page in enumerate(client.xrange_pages(r, part.stream, start, end, cfg.batch_size)):
-            yield entries_to_batch(part.stream, page, cfg.columns, cfg.arrow_schema, cfg.failfast)
-            if number == 0 and cfg.inject_failure_key is not None:
-                _maybe_inject_failure(r, cfg.inject_failure_key, part)
-    finally:
-        r.close()
+    cursor = start  # the last entry handed to Spark: after a reconnect, reading goes on from here
+    injected = cfg.inject_failure_key is None
+    deadline: float | None = None
+    while True:
+        try:
+            r, state = _open_for_range(cfg, part.stream, end)
+        except FAILOVER_ERRORS as exc:
+            deadline = _wait_for_failover(cfg, exc, deadline)
+            continue
+        try:
+            check_data_loss(state, part.stream, cursor, end, part.added if cursor == start else None,
+                            cfg.fail_on_data_loss)
+            for page in client.xrange_pages(r, part.stream, cursor, end, cfg.batch_size):
+                batch = entries_to_batch(part.stream, page, cfg.columns, cfg.arrow_schema, cfg.failfast)
+                cursor = StreamId.parse(page[-1][0])
+                deadline = None  # progress: a later failure is a new failover
+                yield batch
+                if not injected:
+                    injected = True
+                    with client.connect(cfg.endpoint) as master:
+                        _maybe_inject_failure(master, cfg.inject_failure_key or "", part)
+            return
+        except FAILOVER_ERRORS as exc:
+            deadline = _wait_for_failover(cfg, exc, deadline)
+        finally:
+            r.close()
 
 
 def _maybe_inject_failure(r, key: str, part: RangePartition) -> None:
@@ -139,7 +224,7 @@ class BatchReader(DataSourceReader):
         self.cfg = cfg
 
     def partitions(self) -> list[RangePartition]:
-        r = client.connect(self.opts.url)
+        r = client.connect(self.opts.endpoint, replica=self.opts.read_from == "replica")
         try:
             parts: list[RangePartition] = []
             for key in resolve_keys(r, self.opts):

@@ -45,6 +45,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.opts = opts
         self.cfg = cfg
         self._redis: Any = None
+        self._master_redis: Any = None
         # Set by prepareForTriggerAvailableNow: the heads at query start, never read past.
         self._target: dict[str, client.Position] | None = None
 
@@ -52,10 +53,18 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _r(self) -> Any:
         # The driver-side reader lives for the whole query in one Python process: keep one
-        # connection instead of reconnecting on every trigger.
+        # connection instead of reconnecting on every trigger. With Sentinel addressing its calls
+        # wait out a failover; with readFrom=replica it reads a replica, like the tasks.
         if self._redis is None:
-            self._redis = client.connect(self.opts.url)
+            self._redis = client.connect(self.opts.endpoint, replica=self.opts.read_from == "replica")
         return self._redis
+
+    def _master(self) -> Any:
+        if self.opts.read_from != "replica":
+            return self._r()
+        if self._master_redis is None:
+            self._master_redis = client.connect(self.opts.endpoint)
+        return self._master_redis
 
     def initialOffset(self) -> dict:
         r = self._r()
@@ -119,12 +128,18 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     discovered[key], added[key] = client.earliest_position(r, key)
         for key, pos in positions.items():
             state = client.stream_state(r, key)
+            if state is not None and state.last_generated < pos and self.opts.read_from == "replica":
+                # A replica behind the query's position (a different one than last trigger's):
+                # only the master tells a lagging copy from a stream that went backwards.
+                state = client.stream_state(self._master(), key)
             if state is not None and state.last_generated < pos:
-                # IDs went backwards: the key was deleted and re-created. Its new entries lie
-                # below our position and would never be read.
+                # IDs went backwards: the key was deleted and re-created (or a failover's new
+                # master had not received the newest entries). Its new entries lie below our
+                # position and would never be read.
                 message = (
-                    f"redis_streams: stream {key!r} was deleted and re-created (its last generated "
-                    f"ID {state.last_generated} is below the query's position {pos})"
+                    f"redis_streams: stream {key!r} was deleted and re-created, or lost entries in "
+                    f"a failover (its last generated ID {state.last_generated} is below the "
+                    f"query's position {pos})"
                 )
                 if self.opts.fail_on_data_loss:
                     raise DataLossError(message + "; set failOnDataLoss=false to read it from the start")
@@ -210,9 +225,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return None
 
     def stop(self) -> None:
-        if self._redis is not None:
-            self._redis.close()
-            self._redis = None
+        for attr in ("_redis", "_master_redis"):
+            conn = getattr(self, attr)
+            if conn is not None:
+                conn.close()
+                setattr(self, attr, None)
 
     # -- executor side ----------------------------------------------------------------------
 
@@ -222,5 +239,5 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __getstate__(self) -> dict:
         # Never ship the driver's live connection inside a pickled reader.
         state = dict(self.__dict__)
-        state["_redis"] = None
+        state["_redis"] = state["_master_redis"] = None
         return state

@@ -20,13 +20,22 @@ Idempotent mode, one of two ways (option idempotentMode; `auto` picks the first 
   finds the marker and writes nothing. The marker lives for markerTtl (7 days by default).
 
 Either way each (query, batch, partition) lands exactly once.
+
+With Sentinel addressing a task survives a failover: a lost connection, a -READONLY reply from a
+demoted master or a server still loading makes it ask Sentinel for the master again and write its
+partition once more from the first row, within failoverTimeout. The idempotent modes recognise
+the rows the new master already has, so each row still lands once (provided the new master had
+received the old one's IDMP pairs or markers); the plain mode writes them again: at least once.
+To replay its partition the task keeps the rows it has read until it ends.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -40,7 +49,12 @@ from pyspark.sql.datasource import (
 )
 
 from spark import client
+from spark.endpoint import FAILOVER_ERRORS
 from spark.options import OptionError, WriteOptions
+
+log = logging.getLogger("rivulet.spark")
+
+Command = tuple[str, str, dict[str, "str | bytes"]]
 
 # Rows per IDMP producer and batch: at most the server's default IDMP-MAXSIZE, so that every pair
 # of a batch is still remembered when an attempt replays it.
@@ -154,7 +168,7 @@ def resolve_idempotent_mode(opts: WriteOptions) -> str:
         return opts.idempotent_mode
     if opts.id_column is not None:
         return "marker"  # IDMP takes only server-generated IDs
-    r = client.connect(opts.url)
+    r = client.connect(opts.endpoint)
     try:
         return "idmp" if server_has_idmp(r) else "marker"
     finally:
@@ -206,6 +220,22 @@ class _OverlappedSender:
         self.pool.release(self.conn)
 
 
+class _Replay:
+    """The commands of a partition, read once from Spark and kept: every iteration yields the
+    ones read so far, then reads on. A write interrupted by a failover starts again from the
+    first row without Spark having to recompute the partition."""
+
+    def __init__(self, source: Iterator[Command]) -> None:
+        self.source = source
+        self.seen: list[Command] = []
+
+    def __iter__(self) -> Iterator[Command]:
+        yield from self.seen
+        for command in self.source:
+            self.seen.append(command)
+            yield command
+
+
 class _Writer:
     """The write logic shared by the batch and streaming writers."""
 
@@ -236,43 +266,75 @@ class _Writer:
             args += item
         return args
 
+    def _commands(self, batches: Iterator[pa.RecordBatch]) -> Iterator[Command]:
+        for batch in batches:
+            yield from rows_to_commands(batch, self.layout, self.opts.stream)
+
     def write_batches(self, batches: Iterator[pa.RecordBatch], batch_id: str) -> WriteResult:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         partition = ctx.partitionId() if ctx is not None else 0
-        r = client.connect(self.opts.url)
-        try:
-            if self.mode == "marker":
-                result = self._write_once(r, batches, batch_id, partition)
-                self._maybe_inject_failure(r)
-                return result
-            idmp = self.mode == "idmp"
-            producer = f"{self.write_id}:{partition}:"
-            written = 0
-            row = 0
-            sender = _OverlappedSender(r)
+        endpoint = self.opts.endpoint
+        if not endpoint.is_sentinel:
+            r = client.connect(endpoint)
             try:
-                queued: list[list[Any]] = []
-                for batch in batches:
-                    for stream, entry_id, fields in rows_to_commands(batch, self.layout, self.opts.stream):
-                        pair = (f"{producer}{row // IDMP_BLOCK}", f"{batch_id}:{row}") if idmp else None
-                        row += 1
-                        queued.append(self._xadd_args(stream, entry_id, fields, pair))
-                        if len(queued) >= self.opts.pipeline_size:
-                            sender.send(queued)
-                            written += len(queued)
-                            queued = []
-                if queued:
+                return self._write(r, self._commands(batches), batch_id, partition)
+            finally:
+                r.close()
+        commands = _Replay(self._commands(batches))
+        deadline = last_failure = 0.0
+        pause = 0.05
+        while True:
+            # No retries inside redis-py: after any failure the whole partition is written
+            # again, to whichever server Sentinel names master by then.
+            r = client.connect(endpoint, follow_failover=False)
+            try:
+                return self._write(r, iter(commands), batch_id, partition)
+            except FAILOVER_ERRORS as exc:
+                now = time.monotonic()
+                if now - last_failure > endpoint.failover_timeout:
+                    # A new failover, not the one the previous attempts waited for.
+                    deadline, pause = now + endpoint.failover_timeout, 0.05
+                last_failure = now
+                if now >= deadline:
+                    raise
+                log.warning("redis_streams sink: %s; writing partition %d again to the master "
+                            "Sentinel names", exc, partition)
+            finally:
+                r.close()
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+
+    def _write(self, r: redis.Redis, commands: Iterable[Command], batch_id: str, partition: int
+               ) -> WriteResult:
+        if self.mode == "marker":
+            result = self._write_once(r, list(commands), batch_id, partition)
+            self._maybe_inject_failure(r)
+            return result
+        idmp = self.mode == "idmp"
+        producer = f"{self.write_id}:{partition}:"
+        written = 0
+        row = 0
+        sender = _OverlappedSender(r)
+        try:
+            queued: list[list[Any]] = []
+            for stream, entry_id, fields in commands:
+                pair = (f"{producer}{row // IDMP_BLOCK}", f"{batch_id}:{row}") if idmp else None
+                row += 1
+                queued.append(self._xadd_args(stream, entry_id, fields, pair))
+                if len(queued) >= self.opts.pipeline_size:
                     sender.send(queued)
                     written += len(queued)
-                sender.finish()
-            finally:
-                sender.release()
-            self._maybe_inject_failure(r)
-            return WriteResult(partition, written, False)
+                    queued = []
+            if queued:
+                sender.send(queued)
+                written += len(queued)
+            sender.finish()
         finally:
-            r.close()
+            sender.release()
+        self._maybe_inject_failure(r)
+        return WriteResult(partition, written, False)
 
     def _maybe_inject_failure(self, r: redis.Redis) -> None:
         """Test hook (option injectFailureKey): fail the first task *after* its writes landed,
@@ -284,11 +346,10 @@ class _Writer:
     def marker_key(self, batch_id: str, partition: int) -> str:
         return f"{self.opts.marker_prefix}:{self.write_id}:{batch_id}:{partition}"
 
-    def _write_once(self, r: redis.Redis, batches: Iterator[pa.RecordBatch], batch_id: str,
+    def _write_once(self, r: redis.Redis, commands: list[Command], batch_id: str,
                     partition: int) -> WriteResult:
+        # The whole partition goes in one transaction, so the caller buffers it first.
         marker = self.marker_key(batch_id, partition)
-        # The whole partition goes in one transaction, so it is buffered here first.
-        commands = [cmd for batch in batches for cmd in rows_to_commands(batch, self.layout, self.opts.stream)]
         with r.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(marker)
@@ -300,8 +361,13 @@ class _Writer:
                 pipe.set(marker, len(commands), ex=self.opts.marker_ttl)
                 pipe.execute()
             except redis.WatchError:
-                # Another attempt of this very task committed between WATCH and EXEC.
-                return WriteResult(partition, 0, True)
+                # Either another attempt of this very task committed between WATCH and EXEC, or
+                # the connection failed while WATCHing (redis-py reports both as WatchError):
+                # only the marker tells which.
+                if r.exists(marker):
+                    return WriteResult(partition, 0, True)
+                raise redis.ConnectionError("redis_streams sink: the connection was lost during "
+                                            "the partition's transaction") from None
         return WriteResult(partition, len(commands), False)
 
 
