@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
 from server.effects import Effects
-from server.notify import NOTIFY_EXPIRED, NOTIFY_NEW, notify
+from server.notify import NOTIFY_EXPIRED, NOTIFY_KEY_MISS, NOTIFY_NEW, notify
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -136,6 +136,36 @@ class Database:
         value = self.get(key)
         if value is not None and type(value) is not cls:
             raise WRONGTYPE
+        return value
+
+    # --- a command's reads: Redis's lookupKeyRead -----------------------------------------
+    # A read command's lookup that finds nothing publishes `keymiss` (class m). A write
+    # command's lookups (Redis's lookupKeyWrite) use get / peek / get_typed, which never do,
+    # and nor do OBJECT, MEMORY USAGE and SCAN's TYPE filter (LOOKUP_NONOTIFY).
+
+    def read(self, key: bytes) -> Any:
+        """`get` for a read: a miss publishes `keymiss` when class m is enabled."""
+        value = self.get(key)
+        if value is None and self.keyspace.notify_flags & NOTIFY_KEY_MISS:
+            notify(self.keyspace, NOTIFY_KEY_MISS, b"keymiss", key, self.index)
+        return value
+
+    def read_typed(self, key: bytes, cls: type) -> Any:
+        """`get_typed` for a read: a miss publishes `keymiss` when class m is enabled."""
+        value = self.get(key)
+        if value is None:
+            if self.keyspace.notify_flags & NOTIFY_KEY_MISS:
+                notify(self.keyspace, NOTIFY_KEY_MISS, b"keymiss", key, self.index)
+        elif type(value) is not cls:
+            raise WRONGTYPE
+        return value
+
+    def read_peek(self, key: bytes) -> Any:
+        """`peek` for a read (EXISTS, TYPE, TTL): no access counted, a miss publishes `keymiss`
+        when class m is enabled."""
+        value = self.peek(key)
+        if value is None and self.keyspace.notify_flags & NOTIFY_KEY_MISS:
+            notify(self.keyspace, NOTIFY_KEY_MISS, b"keymiss", key, self.index)
         return value
 
     def is_expired(self, key: bytes) -> bool:

@@ -231,6 +231,90 @@ CASES: dict[str, tuple[list[tuple], list[tuple]]] = {
     "transaction": ([("SET", "a", "1")],
                     [("MULTI",), ("INCR", "a"), ("RPUSH", "l", "x"), ("DEL", "a"), ("EXEC",),
                      ("MULTI",), ("SET", "b", "1"), ("DISCARD",)]),
+    # reads: with class m, each lookup of a read that finds nothing is a `keymiss`; the
+    # lookups of writes (Redis's lookupKeyWrite) and of OBJECT, MEMORY USAGE and SCAN never are
+    "read-strings": ([("SET", "a", "abc"), ("RPUSH", "l", "x")],
+                     [("GET", "a"), ("GET", "nope"), ("GET", "l"), ("MGET", "a", "n1", "l", "n2"),
+                      ("STRLEN", "nope"), ("GETRANGE", "nope", "0", "1"), ("GETRANGE", "a", "x", "1"),
+                      ("GETSET", "g", "1"), ("GETDEL", "nope"), ("GETEX", "nope", "EX", "10"),
+                      ("GETEX", "nope", "EX", "x"), ("SET", "s", "1", "GET"),
+                      ("SET", "s2", "1", "NX", "GET"), ("SET", "l", "1", "GET"),
+                      ("SETNX", "n3", "1"), ("INCR", "n4"), ("APPEND", "n5", "x"),
+                      ("SETRANGE", "n6", "0", "x"), ("LCS", "a", "nope"), ("LCS", "n7", "n8")]),
+    "read-bits": ([("SET", "b", "\x0f")],
+                  [("GETBIT", "nope", "3"), ("BITCOUNT", "nope"), ("BITCOUNT", "nope", "0", "1"),
+                   ("BITPOS", "nope", "1"), ("BITPOS", "nope", "0", "1", "2"),
+                   ("BITFIELD", "nope", "GET", "u8", "0"), ("BITFIELD_RO", "nope", "GET", "u4", "0"),
+                   ("BITFIELD", "bf", "SET", "u8", "0", "1"), ("BITFIELD_RO", "n2", "SET", "u8", "0", "1"),
+                   ("BITOP", "OR", "d", "b", "n3", "n4"), ("SETBIT", "n5", "1", "1")]),
+    "read-generic": ([("SET", "a", "1"), ("SET", "t", "1", "EX", "100"), ("HSET", "h", "f", "v")],
+                     [("EXISTS", "a", "nope", "a", "n2"), ("TYPE", "nope"), ("TYPE", "h"),
+                      ("TTL", "nope"), ("TTL", "t"), ("PTTL", "nope"), ("EXPIRETIME", "nope"),
+                      ("PEXPIRETIME", "n2"), ("TOUCH", "a", "nope"), ("DUMP", "nope"),
+                      ("COPY", "nope", "x"), ("COPY", "a", "a"), ("OBJECT", "ENCODING", "nope"),
+                      ("OBJECT", "FREQ", "nope"), ("MEMORY", "USAGE", "nope"),
+                      ("EXPIRE", "nope", "10"), ("PERSIST", "nope"), ("DEL", "nope"),
+                      ("RENAME", "nope", "x"), ("MOVE", "nope", "3"),
+                      ("SCAN", "0", "TYPE", "hash"),
+                      ("MIGRATE", "127.0.0.1", "1", "nope", "0", "100")]),
+    "read-hashes": ([("HSET", "h", "a", "1"), ("SET", "str", "x")],
+                    [("HGET", "nope", "a"), ("HGET", "h", "zz"), ("HMGET", "nope", "a", "b"),
+                     ("HLEN", "nope"), ("HSTRLEN", "nope", "a"), ("HGETALL", "nope"),
+                     ("HKEYS", "nope"), ("HVALS", "nope"), ("HEXISTS", "nope", "a"),
+                     ("HSCAN", "nope", "0"), ("HRANDFIELD", "nope"), ("HRANDFIELD", "nope", "2"),
+                     ("HRANDFIELD", "nope", "x"), ("HGET", "str", "a"), ("HDEL", "nope", "a"),
+                     ("HINCRBY", "h", "a", "1"), ("HSETNX", "n2", "a", "1")]),
+    "read-lists": ([("RPUSH", "l", "a", "b")],
+                   [("LLEN", "nope"), ("LINDEX", "nope", "0"), ("LRANGE", "nope", "0", "-1"),
+                    ("LPOS", "nope", "a"), ("LPOS", "nope", "a", "RANK", "0"), ("LPOP", "nope"),
+                    ("RPOP", "nope", "2"), ("LPUSHX", "nope", "x"), ("LSET", "nope", "0", "x"),
+                    ("LREM", "nope", "0", "x"), ("LTRIM", "nope", "0", "1"),
+                    ("LMOVE", "nope", "l", "LEFT", "LEFT"), ("RPOPLPUSH", "n2", "n3"),
+                    ("LMPOP", "2", "n4", "n5", "LEFT"), ("BLPOP", "n6", "l", "0"),
+                    ("BRPOP", "n7", "0.01"), ("LINSERT", "nope", "BEFORE", "a", "b")]),
+    "read-sets": ([("SADD", "s", "a", "b"), ("SADD", "one", "x"), ("SADD", "t", "b", "c"), ("SET", "str", "x")],
+                  [("SISMEMBER", "nope", "a"), ("SMISMEMBER", "nope", "a", "b"),
+                   ("SCARD", "nope"), ("SMEMBERS", "nope"), ("SRANDMEMBER", "nope"),
+                   ("SRANDMEMBER", "nope", "3"), ("SSCAN", "nope", "0"),
+                   ("SINTER", "n1", "s", "n2"), ("SINTERSTORE", "d", "s", "n3", "t"),
+                   ("SINTERCARD", "3", "n4", "s", "n5"), ("SUNION", "n6", "one", "n7"),
+                   ("SUNIONSTORE", "d", "n8", "t"), ("SDIFF", "s", "n9", "t"),
+                   ("SDIFFSTORE", "d2", "n10", "s"), ("SINTER", "n11", "str", "n12"),
+                   ("SADD", "n13", "x"), ("SREM", "nope", "x"), ("SPOP", "nope"),
+                   ("SMOVE", "nope", "s", "a")]),
+    "read-zsets": ([("ZADD", "z", "1", "a", "2", "b"), ("ZADD", "y", "1", "b")],
+                   [("ZCARD", "nope"), ("ZCOUNT", "nope", "0", "1"),
+                    ("ZLEXCOUNT", "nope", "-", "+"), ("ZSCORE", "nope", "a"),
+                    ("ZMSCORE", "nope", "a", "b"), ("ZRANK", "nope", "a"),
+                    ("ZREVRANK", "nope", "a"), ("ZRANGE", "nope", "0", "-1"),
+                    ("ZRANGEBYSCORE", "nope", "0", "1"), ("ZREVRANGEBYLEX", "nope", "+", "-"),
+                    ("ZRANGESTORE", "d", "nope", "0", "-1"), ("ZSCAN", "nope", "0"),
+                    ("ZRANDMEMBER", "nope"), ("ZRANDMEMBER", "nope", "2"),
+                    ("ZUNION", "3", "n1", "z", "n2"), ("ZUNIONSTORE", "d", "2", "n3", "y"),
+                    ("ZINTER", "2", "z", "n4"), ("ZINTERSTORE", "d", "2", "n5", "z"),
+                    ("ZINTERCARD", "2", "n6", "z"), ("ZDIFF", "2", "z", "n7"),
+                    ("ZDIFFSTORE", "d", "2", "n8", "y"), ("ZADD", "n9", "1", "a"),
+                    ("ZREM", "nope", "a"), ("ZPOPMIN", "nope"), ("ZINCRBY", "n10", "1", "a"),
+                    ("ZMPOP", "2", "n11", "n12", "MIN"), ("ZREMRANGEBYRANK", "nope", "0", "1")]),
+    "read-streams": ([("XADD", "s", "1-1", "f", "v"), ("XGROUP", "CREATE", "s", "g", "0")],
+                     [("XRANGE", "nope", "-", "+"), ("XREVRANGE", "nope", "+", "-"),
+                      ("XLEN", "nope"), ("XREAD", "STREAMS", "nope", "0"),
+                      ("XREAD", "COUNT", "1", "STREAMS", "n1", "s", "n2", "0", "0", "$"),
+                      ("XREAD", "STREAMS", "n3", "s", "0", "bad"),
+                      ("XREAD", "BLOCK", "10", "STREAMS", "n4", "s", "$", "$"),
+                      ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "nope", ">"),
+                      ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
+                      ("XACK", "nope", "g", "1-1"), ("XPENDING", "nope", "g"),
+                      ("XPENDING", "nope", "g", "-", "+", "10"),
+                      ("XCLAIM", "nope", "g", "c", "0", "1-1"),
+                      ("XAUTOCLAIM", "nope", "g", "c", "0", "0"),
+                      ("XINFO", "STREAM", "nope"), ("XINFO", "GROUPS", "nope"),
+                      ("XINFO", "CONSUMERS", "nope", "g"), ("XADD", "nope", "NOMKSTREAM", "*", "f", "v"),
+                      ("XDEL", "nope", "1-1"), ("XTRIM", "nope", "MAXLEN", "0"),
+                      ("XGROUP", "CREATE", "nope", "g", "0"), ("XSETID", "nope", "1-1")]),
+    "read-transaction": ([("SET", "a", "1")],
+                         [("MULTI",), ("GET", "nope"), ("EXISTS", "a", "n2"), ("LLEN", "n3"),
+                          ("EXEC",), ("SELECT", "4"), ("GET", "x"), ("SELECT", "0")]),
 }
 
 
@@ -245,6 +329,82 @@ def test_new_key_events_as_redis(server, real_redis, name: str) -> None:
     # `n` (key creation) is outside A: with it every dbAdd of the script shows.
     setup, script = CASES[name]
     assert_same_events(server.port, real_redis.port, script, setup, flags="KEAn")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_key_miss_events_as_redis(server, real_redis, name: str) -> None:
+    # `m` (a read's lookup that found nothing) is outside A too: with it, each `keymiss`
+    # takes its place among the script's other events.
+    setup, script = CASES[name]
+    assert_same_events(server.port, real_redis.port, script, setup, flags="KEAm")
+
+
+@pytest.mark.parametrize("flags", ["Km", "Em", "m", "Kgm", "KEm"])
+def test_key_miss_alone_as_redis(server, real_redis, flags: str) -> None:
+    setup, script = CASES["read-generic"]
+    assert_same_events(server.port, real_redis.port, script, setup, flags=flags)
+
+
+def test_key_miss_after_lazy_expiry(server) -> None:
+    # An expired key read is deleted (`expired`) and then missed (`keymiss`), in that order.
+    with redis.Redis(port=server.port) as c:
+        c.config_set("active-expire-enabled", "no")
+        try:
+            got = events(server.port, [("SET", "a", "1", "PX", "30"), ("SLEEP", 0.1),
+                                       ("GET", "a"), ("LPUSH", "a", "x")], flags="Exm")
+        finally:
+            c.config_set("active-expire-enabled", "yes")
+    assert got == [(b"__keyevent@0__:expired", b"a"), (b"__keyevent@0__:keymiss", b"a")]
+
+
+def test_key_miss_from_woken_xread(server) -> None:
+    # Redis 7.4 serves a blocked XREAD by running it again when a key it waits on is written,
+    # and that run misses its missing keys again (twice each: the ID pass and the serving
+    # pass, as the first run did). Redis 7.0 served it without a second run, so published
+    # nothing at the wake: a 7.0-vs-7.4 difference; this checks 7.4's order.
+    blocker = RawConnection(server.port)
+    try:
+        call_raw(blocker, "FLUSHALL")
+        sub = RawConnection(server.port)
+        call_raw(sub, "PSUBSCRIBE", "__keyevent@0__:*")
+        call_raw(sub, "SUBSCRIBE", SYNC)
+        _config_set(blocker, "Em")
+        blocker.send(encode_command("XREAD", "BLOCK", "5000", "STREAMS", "gone", "s", "$", "$"))
+        wait = redis.Redis(port=server.port)
+        deadline = time.time() + 3
+        while int(wait.info("clients")["blocked_clients"]) < 1:
+            assert time.time() < deadline
+            time.sleep(0.01)
+        wait.execute_command("XADD", "s", "1-1", "f", "v")
+        assert read_reply(blocker).startswith(b"*1\r\n")
+        _config_set(blocker, "")
+        wait.publish(SYNC, "end")
+        wait.close()
+        got = []
+        while SYNC not in (message := read_reply(sub)):
+            got.append(message.split(b"\r\n")[6:9:2])
+        sub.close()
+    finally:
+        blocker.close()
+    # The first run misses both keys twice (the stream did not exist yet), the second run
+    # only the one still missing.
+    miss = b"__keyevent@0__:keymiss"
+    assert got == [[miss, b"gone"], [miss, b"s"], [miss, b"gone"], [miss, b"s"],
+                   [miss, b"gone"], [miss, b"gone"]]
+
+
+def test_key_miss_scan_type_on_expired_key(server) -> None:
+    # SCAN's TYPE filter deletes a key it finds expired without a miss (7.4's LOOKUP_NONOTIFY);
+    # Redis 7.0 looked the key up as a read there, and published `keymiss` after `expired`:
+    # a 7.0-vs-7.4 difference.
+    with redis.Redis(port=server.port) as c:
+        c.config_set("active-expire-enabled", "no")
+        try:
+            got = events(server.port, [("SET", "a", "1", "PX", "30"), ("SLEEP", 0.1),
+                                       ("SCAN", "0", "TYPE", "string")], flags="Exm")
+        finally:
+            c.config_set("active-expire-enabled", "yes")
+    assert got == [(b"__keyevent@0__:expired", b"a")]
 
 
 @pytest.mark.parametrize("flags", ["K$", "El", "Kg", "Eg$", "KEz", "Ks", "Eh", "Kt", "KEx", "Kn",
@@ -561,6 +721,25 @@ def _commands() -> st.SearchStrategy[tuple]:
 def test_generated_sequences_as_redis(server, real_redis, script: list[tuple]) -> None:
     # Only deterministic commands: both servers must give the same replies too.
     assert_same_events(server.port, real_redis.port, script, flags="KEAn")
+
+
+def _reads() -> st.SearchStrategy[tuple]:
+    return st.one_of(
+        st.tuples(st.sampled_from(["GET", "STRLEN", "LLEN", "SCARD", "ZCARD", "HLEN", "XLEN",
+                                   "TYPE", "TTL", "EXISTS", "SMEMBERS", "HGETALL"]), _KEYS),
+        st.tuples(st.sampled_from(["MGET", "EXISTS", "SINTER", "SUNION", "SDIFF", "TOUCH"]),
+                  _KEYS, _KEYS),
+        st.tuples(st.just("HGET"), _KEYS, _VALUES),
+        st.tuples(st.just("LRANGE"), _KEYS, st.just("0"), st.just("-1")),
+        st.tuples(st.just("XRANGE"), _KEYS, st.just("-"), st.just("+")),
+        st.tuples(st.just("ZUNION"), st.just("2"), _KEYS, _KEYS),
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(script=st.lists(st.one_of(_commands(), _reads()), min_size=1, max_size=12))
+def test_generated_sequences_with_key_misses_as_redis(server, real_redis, script: list[tuple]) -> None:
+    assert_same_events(server.port, real_redis.port, script, flags="KEAm")
 
 
 # --- a RESP3 client subscribed to its own events -------------------------------------------------

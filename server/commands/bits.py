@@ -48,6 +48,12 @@ def _get_string(db: Database, key: bytes) -> bytes | None:
     return value
 
 
+def _read_string(db: Database, key: bytes) -> bytes | None:
+    """A read lookup (Redis's lookupKeyRead): a miss publishes `keymiss`."""
+    value: bytes | None = db.read_typed(key, bytes)
+    return value
+
+
 def bit_offset(client: Client, arg: bytes, bits: int = 0) -> int:
     """A bit offset argument (Redis's getBitOffsetFromArgument). With `bits` (BITFIELD), `#n`
     means n * bits; the product wraps at 64 bits as the C multiplication does. The offset's byte
@@ -257,7 +263,7 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
          arguments=(_KEY_ARG, {"name": "offset", "type": "integer"}))
 def getbit(client: Client, argv: list[bytes]) -> Any:
     offset = bit_offset(client, argv[2])
-    value = _get_string(client.db, argv[1])
+    value = _read_string(client.db, argv[1])
     byte = offset >> 3
     if value is None or byte >= len(value):
         return 0
@@ -300,7 +306,7 @@ def _clamp(start: int, end: int, total: int) -> tuple[int, int]:
 def bitcount(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     if argc == 2:
-        whole = _get_string(client.db, argv[1])
+        whole = _read_string(client.db, argv[1])
         return 0 if whole is None else _whole_popcount(client.db, argv[1], whole)
     if argc != 4 and argc != 5:
         raise SYNTAX_ERROR
@@ -309,7 +315,7 @@ def bitcount(client: Client, argv: list[bytes]) -> Any:
     start = parse_int(argv[2])
     end = parse_int(argv[3])
     is_bit = argc == 5 and _unit_is_bit(argv[4])
-    value = _get_string(client.db, argv[1])
+    value = _read_string(client.db, argv[1])
     if value is None or (start < 0 and end < 0 and start > end):
         return 0
     total = len(value) * 8 if is_bit else len(value)
@@ -338,7 +344,7 @@ def bitpos(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     end_given = argc >= 5
     if argc == 3:
-        value = _get_string(client.db, argv[1])
+        value = _read_string(client.db, argv[1])
         if value is None:
             return -1 if bit else 0
         first, last = 0, len(value) * 8 - 1
@@ -347,7 +353,7 @@ def bitpos(client: Client, argv: list[bytes]) -> Any:
         start = parse_int(argv[3])
         is_bit = argc == 6 and _unit_is_bit(argv[5])
         end = parse_int(argv[4]) if end_given else 0
-        value = _get_string(client.db, argv[1])
+        value = _read_string(client.db, argv[1])
         if value is None:
             return -1 if bit else 0
         size = len(value)
@@ -417,7 +423,7 @@ def bitop(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     sources: list[bytes] = []
     for key in argv[3:]:
-        value = _get_string(db, key)
+        value = _read_string(db, key)
         sources.append(b"" if value is None else value)
     size = max(len(s) for s in sources)
     target = argv[2]
@@ -589,7 +595,7 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
     db = client.db
     key = argv[1]
     if not writes:
-        found = _get_string(db, key)
+        found = _read_string(db, key)
         data: bytes | bytearray = b"" if found is None else found
         return [_read_field(data, op) for op in ops]
     if read_only_command:

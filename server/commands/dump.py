@@ -177,7 +177,7 @@ def rdb_compression(client: Client) -> bool:
 
 @_register("dump")
 def dump(client: Client, argv: list[bytes]) -> Any:
-    value = client.db.get(argv[1])
+    value = client.db.read(argv[1])
     if value is None:
         return None
     return create_payload(value, client.server.config, rdb_compression(client))

@@ -114,7 +114,7 @@ def pexpireat(client: Client, argv: list[bytes]) -> Any:
 
 def _ttl_generic(client: Client, key: bytes, *, ms: bool, absolute: bool) -> int:
     db = client.db
-    if db.peek(key) is None:
+    if db.read_peek(key) is None:
         return -2
     when = db.expires.get(key)
     if when is None:

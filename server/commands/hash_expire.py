@@ -23,7 +23,7 @@ from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
 from server.command_table import command, key_spec, on_server_start
 from server.commands import hashes as hash_commands
-from server.commands.hashes import delete_expired_field, get_hash
+from server.commands.hashes import delete_expired_field, get_hash, read_hash
 from server.keyspace import EXPIRY_DELETE, Database, now_ms
 from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify_keyspace_event
 
@@ -290,7 +290,7 @@ def hpexpireat(client: Client, argv: list[bytes]) -> Any:
 
 
 def _httl(client: Client, argv: list[bytes], relative: bool, seconds: bool) -> Any:
-    h = get_hash(client.db, argv[1])
+    h = read_hash(client.db, argv[1])
     fields = _parse_fields(argv, 3, _NUMFIELDS_POSITIVE)
     if h is None:
         return [-2] * len(fields)

@@ -105,6 +105,11 @@ def get_hash(db: Database, key: bytes) -> Hash | None:
     return db.get_typed(key, Hash)
 
 
+def read_hash(db: Database, key: bytes) -> Hash | None:
+    """get_hash for a read command (Redis's lookupKeyRead): a miss publishes `keymiss`."""
+    return db.read_typed(key, Hash)
+
+
 # hash-max-listpack-entries and hash-max-listpack-value, kept current by _follow_limits: read
 # by every write, cheaper here than through the configuration's lookup.
 _limits = [512, 64]
@@ -342,7 +347,7 @@ def hsetnx(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RO", "ACCESS")), arguments=(_KEY_ARG, _FIELD_ARG))
 def hget(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
-    h = get_hash(client.db, key)
+    h = read_hash(client.db, key)
     if h is None:
         return None
     if not h.ttl:
@@ -356,7 +361,7 @@ def hget(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RO", "ACCESS")), arguments=(_KEY_ARG, _FIELDS_ARG))
 def hmget(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
-    h = get_hash(client.db, key)
+    h = read_hash(client.db, key)
     if h is None:
         return [None] * (len(argv) - 2)
     if not h.ttl:
@@ -405,7 +410,7 @@ def _encoded_pairs(h: Hash, data: bytes) -> tuple[bytes, int]:
 
 
 def _all(client: Client, argv: list[bytes], what: int) -> Any:
-    h = get_hash(client.db, argv[1])
+    h = read_hash(client.db, argv[1])
     if h is None:
         return {} if what == 3 else []
     data = h.data
@@ -455,7 +460,7 @@ def hvals(client: Client, argv: list[bytes]) -> Any:
          summary="Returns the number of fields in a hash.",
          key_specs=key_spec(("RO",)), arguments=(_KEY_ARG,))
 def hlen(client: Client, argv: list[bytes]) -> Any:
-    h = get_hash(client.db, argv[1])
+    h = read_hash(client.db, argv[1])
     return 0 if h is None else len(h)
 
 
@@ -464,7 +469,7 @@ def hlen(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RO",)), arguments=(_KEY_ARG, _FIELD_ARG))
 def hexists(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
-    h = get_hash(client.db, key)
+    h = read_hash(client.db, key)
     if h is None:
         return 0
     return 0 if lookup_field(client, key, h, argv[2], now_ms())[0] is None else 1
@@ -475,7 +480,7 @@ def hexists(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RO",)), arguments=(_KEY_ARG, _FIELD_ARG))
 def hstrlen(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
-    h = get_hash(client.db, key)
+    h = read_hash(client.db, key)
     if h is None:
         return 0
     value = lookup_field(client, key, h, argv[2], now_ms())[0]
@@ -616,7 +621,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
             if count < -_LONG_MAX // 2 or count > _LONG_MAX // 2:
                 raise ErrorReply("ERR value is out of range")
         return _random_with_count(client, key, count, withvalues)
-    h = get_hash(db, key)
+    h = read_hash(db, key)
     if h is None:
         return None
     if h.ttl and expire_all_fields(client, key, h, now_ms()):
@@ -625,7 +630,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
 
 
 def _random_with_count(client: Client, key: bytes, count: int, withvalues: bool) -> Any:
-    h = get_hash(client.db, key)
+    h = read_hash(client.db, key)
     if h is None:
         return []
     if h.ttl and expire_all_fields(client, key, h, now_ms()):
@@ -688,7 +693,7 @@ def _scan_order(h: Hash, cursor: int) -> tuple[Any, list[bytes]]:
 def hscan(client: Client, argv: list[bytes]) -> Any:
 
     cursor = parse_cursor(argv[2])
-    h = get_hash(client.db, argv[1])
+    h = read_hash(client.db, argv[1])
     if h is None:
         return [b"0", []]
     count = 10

@@ -60,7 +60,7 @@ def unlink(client: Client, argv: list[bytes]) -> Any:
          complexity="O(N) where N is the number of keys to check.")
 def exists(client: Client, argv: list[bytes]) -> Any:
     # A key named twice counts twice, as in Redis. Not an access (LOOKUP_NOTOUCH).
-    return _count_live(client.db.peek, argv)
+    return _count_live(client.db.read_peek, argv)
 
 
 def _count_live(lookup: Any, argv: list[bytes]) -> int:
@@ -83,13 +83,13 @@ def _count_live(lookup: Any, argv: list[bytes]) -> int:
          arguments=({"name": "key", "type": "key", "key_spec_index": 0, "multiple": True},))
 def touch(client: Client, argv: list[bytes]) -> Any:
     # An access even for a CLIENT NO-TOUCH client: dispatch leaves touching on for TOUCH.
-    return _count_live(client.db.get, argv)
+    return _count_live(client.db.read, argv)
 
 
 @command("type", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0",
          summary="Determines the type of value stored at a key.")
 def type_(client: Client, argv: list[bytes]) -> Any:
-    value = client.db.peek(argv[1])
+    value = client.db.read_peek(argv[1])
     return SimpleString(b"none" if value is None else type_name(value))
 
 
@@ -233,7 +233,7 @@ def copy_(client: Client, argv: list[bytes]) -> Any:
     src, dst = argv[1], argv[2]
     if src_db is dst_db and src == dst:
         return _SAME_OBJECT
-    value = src_db.get(src)
+    value = src_db.read(src)
     if value is None:
         return 0
     expire = src_db.expires.get(src)

@@ -110,7 +110,7 @@ class LcsTable:
 
 
 def _value(client: Client, key: bytes) -> bytes | None:
-    value = client.db.get(key)
+    value = client.db.read(key)
     if value is not None and type(value) is not bytes:
         raise _NOT_STRINGS
     return value

@@ -87,6 +87,11 @@ def get_list(db: Database, key: bytes) -> List | None:
     return db.get_typed(key, List)
 
 
+def read_list(db: Database, key: bytes) -> List | None:
+    """get_list for a read command (Redis's lookupKeyRead): a miss publishes `keymiss`."""
+    return db.read_typed(key, List)
+
+
 def fill_of(client: Client) -> int:
     return client.server.config["list-max-listpack-size"]
 
@@ -457,7 +462,7 @@ def lmpop(client: Client, argv: list[bytes]) -> Any:
          summary="Returns the length of a list.", key_specs=key_spec(("RO",)),
          arguments=(_KEY,))
 def llen(client: Client, argv: list[bytes]) -> Any:
-    lst = get_list(client.db, argv[1])
+    lst = read_list(client.db, argv[1])
     return 0 if lst is None else lst.length
 
 
@@ -488,7 +493,7 @@ def lrange(client: Client, argv: list[bytes]) -> Any:
     end = string2ll(argv[3])
     if start is None or end is None:
         raise NOT_INTEGER
-    lst = get_list(client.db, argv[1])
+    lst = read_list(client.db, argv[1])
     if lst is None:
         return []
     first, count = normalize_range(start, end, lst.length)
@@ -501,7 +506,7 @@ def lrange(client: Client, argv: list[bytes]) -> Any:
          "index. This makes asking for the first or the last element of the list O(1).",
          key_specs=_RO_SPEC, arguments=(_KEY, {"name": "index", "type": "integer"}))
 def lindex(client: Client, argv: list[bytes]) -> Any:
-    lst = get_list(client.db, argv[1])
+    lst = read_list(client.db, argv[1])
     if lst is None:
         return None
     index = string2ll(argv[2])
@@ -544,7 +549,7 @@ def lpos(client: Client, argv: list[bytes]) -> Any:
         else:
             raise SYNTAX_ERROR
         j += 2
-    lst = get_list(client.db, argv[1])
+    lst = read_list(client.db, argv[1])
     if lst is None:
         return [] if count != -1 else None
     found = lst.positions(argv[2], rank, 1 if count == -1 else count, maxlen)

@@ -194,7 +194,7 @@ def migrate(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     found: list[tuple[bytes, Any]] = []
     for key in argv[first_key:first_key + num_keys]:
-        value = db.get(key)
+        value = db.read(key)
         if value is not None:
             found.append((key, value))
     if not found:

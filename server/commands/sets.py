@@ -112,8 +112,10 @@ def _changed(db: Database, key: bytes, s: Set) -> None:
 
 
 def _lookup_all(db: Database, keys: list[bytes]) -> list[Set | None]:
-    """Every key's set, missing ones as None; WRONGTYPE if any key holds another type."""
-    return [db.get_typed(key, Set) for key in keys]
+    """Every key's set, missing ones as None (each a `keymiss`, as the read commands' lookups
+    are Redis's lookupKeyRead, STORE variants included); WRONGTYPE if any key holds another
+    type."""
+    return [db.read_typed(key, Set) for key in keys]
 
 
 def _store(client: Client, dst: bytes, result: Set, argv: list[bytes], event: bytes) -> int:
@@ -311,7 +313,7 @@ def smove(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RO",)),
          arguments=(_KEY_ARG, {"name": "member", "type": "string"}))
 def sismember(client: Client, argv: list[bytes]) -> Any:
-    s = client.db.get_typed(argv[1], Set)
+    s = client.db.read_typed(argv[1], Set)
     if s is None:
         return 0
     if s.enc == HASHTABLE:
@@ -325,7 +327,7 @@ def sismember(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RO", "ACCESS")),
          arguments=(_KEY_ARG, _MEMBERS_ARG))
 def smismember(client: Client, argv: list[bytes]) -> Any:
-    s = client.db.get_typed(argv[1], Set)
+    s = client.db.read_typed(argv[1], Set)
     if s is None:
         return [0] * (len(argv) - 2)
     return [1 if s.contains(m) else 0 for m in argv[2:]]
@@ -335,7 +337,7 @@ def smismember(client: Client, argv: list[bytes]) -> Any:
          summary="Returns the number of members in a set.",
          key_specs=key_spec(("RO",)), arguments=(_KEY_ARG,))
 def scard(client: Client, argv: list[bytes]) -> Any:
-    s = client.db.get_typed(argv[1], Set)
+    s = client.db.read_typed(argv[1], Set)
     return 0 if s is None else len(s)
 
 
@@ -344,7 +346,7 @@ def scard(client: Client, argv: list[bytes]) -> Any:
          complexity="O(N) where N is the set cardinality.", tips=_ORDER_TIP,
          key_specs=key_spec(("RO", "ACCESS")), arguments=(_KEY_ARG,))
 def smembers(client: Client, argv: list[bytes]) -> Any:
-    s = client.db.get_typed(argv[1], Set)
+    s = client.db.read_typed(argv[1], Set)
     if s is None:
         return SetReply()
     return SetReply(s.members())
@@ -419,7 +421,7 @@ def _srandmember_count(client: Client, argv: list[bytes]) -> Any:
     if count < -_LONG_MAX:
         raise ErrorReply(f"ERR value is out of range, value must between {-_LONG_MAX} and "
                          f"{_LONG_MAX}")
-    s = client.db.get_typed(argv[1], Set)
+    s = client.db.read_typed(argv[1], Set)
     if s is None or count == 0:
         return []
     size = len(s)
@@ -447,7 +449,7 @@ def srandmember(client: Client, argv: list[bytes]) -> Any:
         return _srandmember_count(client, argv)
     if len(argv) > 3:
         return SYNTAX_ERROR
-    s = client.db.get_typed(argv[1], Set)
+    s = client.db.read_typed(argv[1], Set)
     if s is None:
         return None
     return s.random_member()
@@ -603,7 +605,7 @@ def _scan_hashtable(s: Set, cursor: int, count: int) -> tuple[int, list[bytes]]:
                     {"token": "COUNT", "name": "count", "type": "integer", "optional": True}))
 def sscan(client: Client, argv: list[bytes]) -> Any:
     cursor = parse_cursor(argv[2])
-    s = client.db.get_typed(argv[1], Set)
+    s = client.db.read_typed(argv[1], Set)
     if s is None:
         return [b"0", []]
     count = 10

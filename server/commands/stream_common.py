@@ -37,6 +37,11 @@ def get_stream(client: Client, key: bytes) -> Stream | None:
     return client.db.get_typed(key, Stream)
 
 
+def read_stream(client: Client, key: bytes) -> Stream | None:
+    """get_stream for a read command (Redis's lookupKeyRead): a miss publishes `keymiss`."""
+    return client.db.read_typed(key, Stream)
+
+
 def new_stream(client: Client) -> Stream:
     cfg = client.server.config
     s = Stream(cfg["stream-node-max-entries"], cfg["stream-node-max-bytes"])

@@ -16,7 +16,7 @@ from protocol.numbers import parse_int
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
 from protocol.stream_resp import entries_reply
 from server.command_table import command, container, key_spec
-from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
+from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream, read_stream
 from server.commands.stream_propagate import (
     claim_effect,
     consumer_effect,
@@ -245,7 +245,7 @@ def xgroup_help(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RW", "UPDATE")), arguments=(
              _KEY, _GROUP, {"name": "ID", "type": "string", "multiple": True}))
 def xack(client: Client, argv: list[bytes]) -> Any:
-    s: Stream | None = client.db.get_typed(argv[1], Stream)
+    s: Stream | None = client.db.read_typed(argv[1], Stream)
     if s is None:
         return 0
     g = s.groups.get(argv[2])
@@ -324,7 +324,7 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
         end = parse_range_end(argv[at + 1])
         if at + 3 < argc:
             consumer = argv[at + 3]  # anything after the consumer is ignored, as in Redis
-    s = get_stream(client, argv[1])
+    s = read_stream(client, argv[1])
     g = None if s is None else s.groups.get(argv[2])
     if g is None:
         raise nogroup(argv[1], argv[2])
@@ -356,7 +356,7 @@ def _propagate_claims(client: Client, key: bytes, g: ConsumerGroup, created: byt
 
 
 def _claim_group(client: Client, argv: list[bytes]) -> tuple[Stream, ConsumerGroup]:
-    s = get_stream(client, argv[1])
+    s = read_stream(client, argv[1])
     g = None if s is None else s.groups.get(argv[2])
     if g is None:
         raise nogroup(argv[1], argv[2])

@@ -31,7 +31,7 @@ container("xinfo", group="stream", since="5.0.0",
 
 
 def _stream(client: Client, key: bytes) -> Stream:
-    s = client.db.get_typed(key, Stream)
+    s = client.db.read_typed(key, Stream)
     if s is None:
         raise _NO_SUCH_KEY
     return s

@@ -11,7 +11,8 @@ from protocol.stream_resp import append_run, entry_reply, reply_end, reply_start
 from server.blocking import Block
 from server.command_table import command, key_spec, streams_key_spec
 from server.commands.block_timeout import parse_timeout_ms
-from server.commands.stream_common import SYNTAX_ERROR, get_stream
+from server.commands.stream_common import SYNTAX_ERROR, read_stream
+from server.notify import NOTIFY_KEY_MISS, notify
 from streams import Consumer, ConsumerGroup, Stream, format_id
 from streams.ids import parse_range_end, parse_range_start, parse_read_id
 
@@ -45,7 +46,7 @@ MAXSIZE_ARG = {"token": "MAXSIZE", "name": "maxsize", "type": "integer", "option
          summary="Return the number of messages in a stream.", key_specs=key_spec(("RO",)),
          arguments=(_KEY_ARG,))
 def xlen(client: Client, argv: list[bytes]) -> Any:
-    s = get_stream(client, argv[1])
+    s = read_stream(client, argv[1])
     return 0 if s is None else s.store.length
 
 
@@ -67,7 +68,7 @@ def _range(client: Client, argv: list[bytes], reverse: bool) -> Any:
             j += 2
         else:
             raise SYNTAX_ERROR
-    s = get_stream(client, argv[1])
+    s = read_stream(client, argv[1])
     if s is None:
         return []  # a missing key wins over COUNT 0's null
     if count == 0:
@@ -393,12 +394,17 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     after: list[int] = []
     values: list[Stream | None] = []
     for j in range(n):
-        s: Stream | None = db.get_typed(keys[j], Stream)
+        s: Stream | None = db.read_typed(keys[j], Stream)
         spec = parse_read_id(argv[streams_at + n + j], group=False)
         if type(spec) is not int:
             spec = 0 if s is None else s.resolve_read_id(spec)
         after.append(spec)
         values.append(s)
+    if db.keyspace.notify_flags & NOTIFY_KEY_MISS:
+        # Redis looks every key up a second time to serve it: a missing key is a second miss.
+        for j in range(n):
+            if values[j] is None:
+                notify(db.keyspace, NOTIFY_KEY_MISS, b"keymiss", keys[j], db.index)
     if maxcount or maxsize:
         served = _serve_budget(client.server.entry_cache, keys, values, after, count or None,
                                ReplyBudget(maxcount, maxsize, client.resp3))

@@ -68,7 +68,7 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     for j in range(len(keys)):  # not zip(): compiled, that is a generic call
         key = keys[j]
         arg = id_args[j]
-        s: Stream | None = db.get_typed(key, Stream)
+        s: Stream | None = db.read_typed(key, Stream)
         g = None if s is None else s.groups.get(group)
         if s is None or g is None:
             raise nogroup_xreadgroup(key, group)

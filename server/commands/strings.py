@@ -26,6 +26,11 @@ def get_string(db: Database, key: bytes) -> bytes | None:
     return db.get_typed(key, bytes)
 
 
+def read_string(db: Database, key: bytes) -> bytes | None:
+    """A read command's lookup (Redis's lookupKeyRead): a miss publishes `keymiss`."""
+    return db.read_typed(key, bytes)
+
+
 def _propagate_state(client: Client, db: Database, key: bytes) -> None:
     """Log key as the command left it: SET of its value (and PEXPIREAT of its TTL), or DEL.
 
@@ -55,7 +60,7 @@ def _check_length(client: Client, size: int, append: int) -> None:
 @command("get", 2, "readonly fast", keys=(1, 1, 1), group="string", since="1.0.0",
          summary="Returns the string value of a key.")
 def get(client: Client, argv: list[bytes]) -> Any:
-    return get_string(client.db, argv[1])
+    return read_string(client.db, argv[1])
 
 
 class _Options:
@@ -126,7 +131,7 @@ def _set_generic(client: Client, key: bytes, value: bytes, opts: _Options, name:
         when = expire_ms(opts.expire, opts.unit, name, now_ms())
     reply = ok_reply
     if opts.get:
-        reply = get_string(db, key)
+        reply = read_string(db, key)
     found = db.get(key) is not None
     if (opts.nx and found) or (opts.xx and not found):
         return reply if opts.get else abort_reply
@@ -184,7 +189,7 @@ def psetex(client: Client, argv: list[bytes]) -> Any:
          summary="Returns the previous string value of a key after setting it to a new value.")
 def getset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
-    old = get_string(db, argv[1])
+    old = read_string(db, argv[1])
     db.set(argv[1], argv[2])
     notify_keyspace_event(client, NOTIFY_STRING, b"set", argv[1], db.index)
     _propagate_state(client, db, argv[1])
@@ -195,7 +200,7 @@ def getset(client: Client, argv: list[bytes]) -> Any:
          summary="Returns the string value of a key after deleting the key.")
 def getdel(client: Client, argv: list[bytes]) -> Any:
     db = client.db
-    value = get_string(db, argv[1])
+    value = read_string(db, argv[1])
     if value is not None:
         db.delete(argv[1])
         notify_keyspace_event(client, NOTIFY_GENERIC, b"del", argv[1], db.index)
@@ -209,7 +214,7 @@ def getex(client: Client, argv: list[bytes]) -> Any:
     opts = _parse_options(argv, 2, is_set=False)
     db = client.db
     key = argv[1]
-    value = get_string(db, key)
+    value = read_string(db, key)
     if value is None:
         return None
     now = now_ms()
@@ -236,7 +241,7 @@ def mget(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     out: list[bytes | None] = []
     for key in argv[1:]:
-        value = db.get(key)
+        value = db.read(key)
         out.append(value if type(value) is bytes else None)
     return out
 
@@ -377,7 +382,7 @@ def append(client: Client, argv: list[bytes]) -> Any:
 @command("strlen", 2, "readonly fast", keys=(1, 1, 1), group="string", since="2.2.0",
          summary="Returns the length of a string value.")
 def strlen(client: Client, argv: list[bytes]) -> Any:
-    value = get_string(client.db, argv[1])
+    value = read_string(client.db, argv[1])
     return 0 if value is None else len(value)
 
 
@@ -389,7 +394,7 @@ def strlen(client: Client, argv: list[bytes]) -> Any:
 def getrange(client: Client, argv: list[bytes]) -> Any:
     start = parse_int(argv[2])
     end = parse_int(argv[3])
-    value = get_string(client.db, argv[1])
+    value = read_string(client.db, argv[1])
     if value is None:
         return b""
     size = len(value)

@@ -87,6 +87,12 @@ def get_zset(db: Database, key: bytes) -> ZSet | None:
     return zs
 
 
+def read_zset(db: Database, key: bytes) -> ZSet | None:
+    """get_zset for a read command (Redis's lookupKeyRead): a miss publishes `keymiss`."""
+    zs: ZSet | None = db.read_typed(key, ZSet)
+    return zs
+
+
 def new_zset(client: Client, size_hint: int, value_len_hint: int) -> ZSet:
     """zsetTypeCreate: a listpack unless the expected size or first member exceeds the limits."""
     cfg = client.server.config
@@ -360,14 +366,14 @@ def zremrangebylex(client: Client, argv: list[bytes]) -> Any:
 
 @zcommand("zcard")
 def zcard(client: Client, argv: list[bytes]) -> Any:
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     return 0 if zs is None else len(zs)
 
 
 @zcommand("zcount")
 def zcount(client: Client, argv: list[bytes]) -> Any:
     srange = parse_score_range(argv[2], argv[3])
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     if zs is None:
         return 0
     lo, hi = zs.score_bounds(*srange)
@@ -377,7 +383,7 @@ def zcount(client: Client, argv: list[bytes]) -> Any:
 @zcommand("zlexcount")
 def zlexcount(client: Client, argv: list[bytes]) -> Any:
     lrange = parse_lex_range(argv[2], argv[3])
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     if zs is None:
         return 0
     lo, hi = zs.lex_bounds(*lrange)
@@ -386,7 +392,7 @@ def zlexcount(client: Client, argv: list[bytes]) -> Any:
 
 @zcommand("zscore")
 def zscore(client: Client, argv: list[bytes]) -> Any:
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     if zs is None:
         return None
     return zs.scores.get(argv[2])
@@ -394,7 +400,7 @@ def zscore(client: Client, argv: list[bytes]) -> Any:
 
 @zcommand("zmscore")
 def zmscore(client: Client, argv: list[bytes]) -> Any:
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     if zs is None:
         return [None] * (len(argv) - 2)
     get = zs.scores.get
@@ -410,7 +416,7 @@ def _zrank(client: Client, argv: list[bytes], reverse: bool) -> Any:
         if argv[3].lower() != b"withscore":
             raise SYNTAX_ERROR
         withscore = True
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     missing = NULL_ARRAY if withscore else None
     if zs is None:
         return missing
@@ -484,7 +490,7 @@ def _zrange_generic(client: Client, argv: list[bytes], at: int, store: bool, ran
         srange = parse_score_range(min_arg, max_arg)
     else:
         lrange = parse_lex_range(min_arg, max_arg)
-    zs = get_zset(client.db, key)
+    zs = read_zset(client.db, key)
     if zs is None:
         return _store_range(client, argv, None) if store else []
     n = len(zs)
@@ -673,7 +679,7 @@ def zrandmember(client: Client, argv: list[bytes]) -> Any:
             withscores = True
             if count < -(LONG_MAX // 2) or count > LONG_MAX // 2:
                 raise ErrorReply("ERR value is out of range")
-        zs = get_zset(client.db, argv[1])
+        zs = read_zset(client.db, argv[1])
         if zs is None or count == 0:
             return []
         size = len(zs)
@@ -686,7 +692,7 @@ def zrandmember(client: Client, argv: list[bytes]) -> Any:
             items = [zs.at(i) for i in picked]
             random.shuffle(items)
         return pairs_reply(client, items, withscores)
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     if zs is None:
         return None
     return zs.random_member()[1]
@@ -724,7 +730,7 @@ def zscan(client: Client, argv: list[bytes]) -> Any:
         else:
             raise SYNTAX_ERROR
         i += 2
-    zs = get_zset(client.db, argv[1])
+    zs = read_zset(client.db, argv[1])
     if zs is None:
         return [b"0", []]
     scores = zs.scores

@@ -83,7 +83,7 @@ def _generic(client: Client, argv: list[bytes], dst: bytes | None, at: int, op: 
     sources: list[_Source] = []
     j = at + 1
     for _ in range(setnum):
-        value = db.get(argv[j])
+        value = db.read(argv[j])
         if value is not None and type(value) is not ZSet and type(value) is not Set:
             raise WRONGTYPE
         sources.append(_Source(value))
