@@ -257,6 +257,31 @@ def test_tls_protocols_restrict_versions(certs, tls_server):
             admin.config_set("tls-protocols", "")
 
 
+def test_tls_ciphers_and_ciphersuites_choose_the_cipher(certs, tls_server):
+    """tls-ciphersuites (TLSv1.3) and tls-ciphers (TLSv1.2) reach OpenSSL: the handshake
+    negotiates the only suite allowed."""
+    port = tls_server.tls_port
+
+    def negotiated(max_version: ssl.TLSVersion | None = None) -> str:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            ctx = client_ctx(certs, max_version=max_version)
+            with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                cipher = s.cipher()
+                assert cipher is not None
+                return cipher[0]
+
+    with redis.Redis(port=tls_server.port) as admin:
+        try:
+            for suite in ("TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256"):
+                admin.config_set("tls-ciphersuites", suite)
+                assert negotiated() == suite
+            admin.config_set("tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256")
+            assert negotiated(ssl.TLSVersion.TLSv1_2) == "ECDHE-RSA-AES128-GCM-SHA256"
+        finally:
+            admin.config_set("tls-ciphersuites", "")
+            admin.config_set("tls-ciphers", "")
+
+
 # --- TLS only, reload, start-up ---------------------------------------------------------------
 
 
@@ -372,14 +397,25 @@ def run_server(*args: str) -> subprocess.CompletedProcess:
     (["--tls-port", "{tls}", "--tls-cert-file", "{dir}/nope.crt", "--tls-key-file", "{dir}/server.key",
       "--tls-auth-clients", "no"], "Failed to load certificate: {dir}/nope.crt"),
 ])
-def test_startup_refused(certs, args, line):
-    """As Redis: the reason is logged, then "Failed to configure TLS", and the server exits."""
+def test_startup_refused(certs, args, line, tmp_path):
+    """As Redis: the reason is logged, then "Failed to configure TLS", and the server exits;
+    Debian's redis-server, given the same options, logs the same lines."""
     fill = {"tls": str(free_port()), "dir": str(certs.dir)}
-    done = run_server(*[a.format(**fill) for a in args])
+    argv = [a.format(**fill) for a in args]
+    expected = [line.format(**fill)]
+    if "{tls}" in args:
+        expected.append("Failed to configure TLS. Check logs for more info.")
+    done = run_server(*argv)
     assert done.returncode == 1
-    assert line.format(**fill) in done.stdout
-    if "tls-port" in " ".join(args) and "{tls}" in args:
-        assert "Failed to configure TLS. Check logs for more info." in done.stdout
+    for text in expected:
+        assert text in done.stdout
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is missing: start-up refusals NOT compared with Redis")
+    real = subprocess.run(["redis-server", "--port", str(free_port()), "--save", "", "--appendonly", "no",
+                           "--dir", str(tmp_path), *argv], capture_output=True, text=True, timeout=60)
+    assert real.returncode == 1
+    for text in expected:
+        assert text in real.stdout
 
 
 def test_config_rewrite_keeps_tls_settings(certs, tmp_path):
