@@ -169,9 +169,9 @@ def _server_context(config: Settings, protocols: tuple[ssl.TLSVersion, ...],
     return ctx
 
 
-def build_contexts(config: Settings) -> tuple[dict[str, ssl.SSLContext], ssl.SSLContext | None]:
-    """The server contexts by tls-auth-clients mode, and the explicit client context (None when
-    no client certificate is configured): Redis's tlsConfigure. Raises TLSConfigError."""
+def build_contexts(config: Settings) -> tuple[dict[str, ssl.SSLContext], ssl.SSLContext]:
+    """The server contexts by tls-auth-clients mode, and the client context for outgoing
+    connections: Redis's tlsConfigure. Raises TLSConfigError."""
     if not config["tls-cert-file"]:
         raise TLSConfigError("No tls-cert-file configured!")
     if not config["tls-key-file"]:
@@ -182,21 +182,19 @@ def build_contexts(config: Settings) -> tuple[dict[str, ssl.SSLContext], ssl.SSL
                              "tls-cluster, tls-replication or tls-auth-clients are enabled!")
     protocols = parse_protocols(config["tls-protocols"])
     servers = {mode: _server_context(config, protocols, verify) for mode, verify in _VERIFY.items()}
-    client = None
-    if config["tls-client-cert-file"] and config["tls-client-key-file"]:
-        client = _base_context(config, protocols, client=True)
+    # As Redis: without a client certificate of its own, the server's is presented.
+    server_cert = not (config["tls-client-cert-file"] and config["tls-client-key-file"])
+    client = _base_context(config, protocols, client=True, server_cert=server_cert)
     return servers, client
 
 
 def client_context(config: Settings) -> ssl.SSLContext:
-    """The context for an outgoing TLS connection (the replica link under tls-replication yes):
+    """The context for an outgoing TLS connection (the replica link under tls-replication yes),
+    built from `config` with the server's own checks:
     `loop.create_connection(..., ssl=client_context(config), server_hostname=host)`.
-    Raises TLSConfigError, whose text says what is wrong."""
-    build_contexts(config)  # the same checks as the server's own configuration
-    protocols = parse_protocols(config["tls-protocols"])
-    own = not (config["tls-client-cert-file"] and config["tls-client-key-file"])
-    # As Redis: without a client certificate of its own, the server's is presented.
-    return _base_context(config, protocols, client=True, server_cert=own)
+    A running server's current one is `server.tls.client`. Raises TLSConfigError, whose text
+    says what is wrong."""
+    return build_contexts(config)[1]
 
 
 class TLSContexts:
@@ -204,6 +202,7 @@ class TLSContexts:
 
     def __init__(self) -> None:
         self.servers: dict[str, ssl.SSLContext] = {}
+        # For outgoing connections (see client_context); None until TLS is configured.
         self.client: ssl.SSLContext | None = None
         self._built_from: tuple[Any, ...] | None = None
 
