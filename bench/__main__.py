@@ -32,6 +32,7 @@ from bench.scaling import ScalingCase
 from bench.sets_bench import SetsCase, SetsMemoryCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
 from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
+from bench.tls_bench import TLSCase
 from bench.zsets_bench import ZaddCase, ZrangeCase, ZsetMemoryCase
 
 CASES: dict[str, Case] = {c.name: c for c in
@@ -45,7 +46,8 @@ CASES: dict[str, Case] = {c.name: c for c in
                            ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase(),
                            BitsCase(),
                            ZaddCase(), ZrangeCase(), ZsetMemoryCase(),
-                           PublishCase(), RdbLoadCase(), ReplicationCase()]}
+                           PublishCase(), RdbLoadCase(), ReplicationCase(),
+                           TLSCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

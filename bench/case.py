@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.stats import Metric, Sample
-from bench.targets import Target
+from bench.targets import Target, start
 
 
 @dataclass
@@ -41,6 +41,10 @@ class Case:
     def missing_tool(self) -> str | None:
         """Why this case cannot run on this machine, or None."""
         return None
+
+    def start(self, server: str) -> Target:
+        """A fresh server for this case's runs."""
+        return start(server)
 
     def run(self, target: Target, opts: Options) -> dict[str, Sample]:
         raise NotImplementedError

@@ -13,7 +13,7 @@ from typing import Any
 
 from bench.case import Case, Options
 from bench.procstat import CpuMeter
-from bench.resp import RespClient, encode, load_stream
+from bench.resp import RespClient, TLSFiles, encode, load_stream
 from bench.stats import Metric, Sample
 from bench.targets import Target
 
@@ -22,10 +22,11 @@ GROUP = "g"
 COUNT = 10
 
 
-def consume(port: int, consumer: str, barrier: Any, results: Any, claim: int | None = None) -> None:
+def consume(port: int, consumer: str, barrier: Any, results: Any, claim: int | None = None,
+            tls: TLSFiles | None = None) -> None:
     """Read and ack until the group has nothing new (nor idle, with CLAIM); report how many
     entries were processed and how many of them were claimed from another consumer."""
-    client = RespClient(port)
+    client = RespClient(port, tls=tls)
     options = ("CLAIM", claim) if claim is not None else ()
     read = encode("XREADGROUP", "GROUP", GROUP, consumer, "COUNT", COUNT, *options, "STREAMS", KEY, ">")
     barrier.wait()
@@ -50,13 +51,16 @@ def consume(port: int, consumer: str, barrier: Any, results: Any, claim: int | N
     results.put((processed, claimed))
 
 
-def drive(target: Target, consumers: int, claim: int | None = None) -> tuple[int, int, float, float]:
+def drive(target: Target, consumers: int, claim: int | None = None,
+          tls: TLSFiles | None = None) -> tuple[int, int, float, float]:
     """Start `consumers` worker processes on the prepared group and time them until it is drained:
-    (entries processed, of which claimed, elapsed seconds, server CPU seconds)."""
+    (entries processed, of which claimed, elapsed seconds, server CPU seconds). With `tls`, the
+    workers connect to the target's TLS port."""
+    port = target.tls_port if tls is not None else target.port
     ctx = multiprocessing.get_context("fork")  # no re-import per worker; the parent has no threads
     barrier = ctx.Barrier(consumers + 1)
     results = ctx.Queue()
-    workers = [ctx.Process(target=consume, args=(target.port, f"c{i}", barrier, results, claim))
+    workers = [ctx.Process(target=consume, args=(port, f"c{i}", barrier, results, claim, tls))
                for i in range(consumers)]
     for w in workers:
         w.start()

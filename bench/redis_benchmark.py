@@ -7,15 +7,21 @@ import subprocess
 from collections.abc import Sequence
 
 from bench.procstat import CpuMeter
+from bench.resp import TLSFiles
 from bench.stats import Sample
 from bench.targets import Target
 
 
 def run_redis_benchmark(target: Target, requests: int, clients: int, pipeline: int,
-                        command: Sequence[str] = (), tests: str | None = None) -> Sample:
-    """ops/s reported by redis-benchmark, with the server's CPU seconds over the whole run."""
-    argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(target.port), "-n", str(requests),
+                        command: Sequence[str] = (), tests: str | None = None,
+                        tls: TLSFiles | None = None) -> Sample:
+    """ops/s reported by redis-benchmark, with the server's CPU seconds over the whole run; with
+    `tls`, over the target's TLS port."""
+    port = target.tls_port if tls is not None else target.port
+    argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-n", str(requests),
             "-c", str(clients), "-P", str(pipeline), "-q", "--csv"]
+    if tls is not None:
+        argv += tls.redis_benchmark_args()
     argv += ["-t", tests] if tests else list(command)
     cpu = CpuMeter(target.pid).start()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)

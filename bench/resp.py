@@ -7,7 +7,9 @@ client the bottleneck on a 2-core machine; pre-encoded batches parsed by hiredis
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import hiredis
@@ -28,12 +30,34 @@ class RespError(Exception):
     pass
 
 
-class RespClient:
-    """One connection to 127.0.0.1:port; replies are hiredis's Python objects (bytes, int, list)."""
+@dataclass(frozen=True)
+class TLSFiles:
+    """What a TLS client needs (file paths, so that it crosses to worker processes)."""
 
-    def __init__(self, port: int, timeout: float = 120.0) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    ca: str
+    cert: str
+    key: str
+
+    def context(self) -> ssl.SSLContext:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(self.ca)
+        ctx.load_cert_chain(self.cert, self.key)
+        return ctx
+
+    def redis_benchmark_args(self) -> list[str]:
+        return ["--tls", "--cacert", self.ca, "--cert", self.cert, "--key", self.key]
+
+
+class RespClient:
+    """One connection to 127.0.0.1:port; replies are hiredis's Python objects (bytes, int, list).
+    With `tls`, the connection is a TLS one with that client certificate."""
+
+    def __init__(self, port: int, timeout: float = 120.0, tls: TLSFiles | None = None) -> None:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls is not None:
+            sock = tls.context().wrap_socket(sock, server_hostname="127.0.0.1")
+        self.sock = sock
         self.reader = hiredis.Reader()
 
     def send(self, data: bytes) -> None:

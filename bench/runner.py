@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from bench.case import Case, Options, PartialRun
 from bench.resp import RespClient
 from bench.stats import Sample
-from bench.targets import RIVULET, Target, start
+from bench.targets import RIVULET, Target
 
 
 @dataclass
@@ -64,10 +64,10 @@ def _add(collect: dict[str, dict[str, list[Sample]]], server: str, samples: dict
 def _runs(case: Case, server: str, opts: Options, repeat: int):
     if case.fresh_server_per_run:
         for _ in range(repeat):
-            with start(server) as target:
+            with case.start(server) as target:
                 yield case.run(target, opts)
     else:
-        with start(server) as target:
+        with case.start(server) as target:
             for _ in range(repeat):
                 _flush(target)
                 yield case.run(target, opts)

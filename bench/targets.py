@@ -31,6 +31,7 @@ class Target:
     port: int
     pid: int
     handle: Any = field(repr=False)
+    tls_port: int = 0  # also listening with TLS (the tls case)
 
     def stop(self) -> None:
         self.handle.cleanup()
@@ -42,16 +43,18 @@ class Target:
         self.stop()
 
 
-def start(name: str) -> Target:
+def start(name: str, *args: str, tls_port: int = 0) -> Target:
     """A fresh server process: nothing loaded, nothing persisted (no RDB/AOF writes during runs).
 
-    Both servers run without persistence, so that the comparison measures the same work.
+    Both servers run without persistence, so that the comparison measures the same work. `args`
+    are more options for either server (with `tls_port`, the TLS ones).
     """
+    proc: ServerProcess | RedisProcess
     if name == RIVULET:
-        proc = ServerProcess("--appendonly", "no").start()
+        proc = ServerProcess("--appendonly", "no", *args).start()
     elif name == REDIS:
-        proc = RedisProcess().start()
+        proc = RedisProcess(*args).start()
     else:
         raise ValueError(f"unknown target {name!r}")
     assert proc.proc is not None
-    return Target(name, proc.port, proc.proc.pid, proc)
+    return Target(name, proc.port, proc.proc.pid, proc, tls_port)

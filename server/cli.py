@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from server.config import DEPRECATED_NAMES, Config, ConfigValueError
+from server.listeners import ListenError
 from server.log import NOTICE, set_level, setup_logging
 from server.native import REBUILD_HINT, build_name, stale_modules
 from server.persistence.loader import AofLoadError
@@ -168,6 +169,8 @@ async def _run(config: Config, log: logging.Logger) -> int:
     server = Server(config)
     try:
         await server.start()
+    except ListenError:
+        return 1  # logged as Redis logs it
     except OSError as exc:
         log.warning("%s", exc)
         return 1
@@ -185,9 +188,9 @@ async def _run(config: Config, log: logging.Logger) -> int:
     gc.set_threshold(5000, 10, 10)
     _return_large_blocks_to_the_system()
     loop_name = type(asyncio.get_running_loop()).__module__.split(".")[0]
-    log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d bind=%s config=%s "
+    log.log(NOTICE, "Rivulet %s (Redis %s compatible) starting: pid=%d port=%d tls-port=%d bind=%s config=%s "
             "dir=%s appendonly=%s appendfsync=%s loop=%s build=%s", RIVULET_VERSION, REDIS_VERSION,
-            os.getpid(), server.port, ",".join(config["bind"]), config.config_file or "none",
+            os.getpid(), server.tcp.port, server.tls_listener.port, ",".join(config["bind"]), config.config_file or "none",
             os.path.abspath(data_dir), "yes" if config["appendonly"] else "no",
             config["appendfsync"], loop_name, build_name())
     stale = stale_modules()
@@ -204,7 +207,8 @@ async def _run(config: Config, log: logging.Logger) -> int:
         log.warning("%s", exc)
         await server.stop()
         return 1
-    log.log(NOTICE, "Ready to accept connections tcp")
+    for listener in server.listeners:
+        log.log(NOTICE, "Ready to accept connections %s", listener.name)
     server.master_link.connect_configured()
     await server.serve_until_stopped()
     if config["pidfile"]:

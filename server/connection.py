@@ -117,8 +117,9 @@ class Client(asyncio.Protocol):
         self.laddr = _format_addr(sock)
         socket = transport.get_extra_info("socket")
         self.fd = socket.fileno() if socket is not None else -1
-        if not self.server.client_connected(self):
-            transport.write(b"-ERR max number of clients reached\r\n")
+        refusal = self.server.client_connected(self, peer)
+        if refusal is not None:
+            transport.write(refusal)
             transport.close()
             self.closed = True
 

@@ -142,8 +142,13 @@ def section_server(server: Server) -> str:
         ("io_threads_active", 0),
         ("rivulet_version", RIVULET_VERSION),
     ]
-    binds = "".join(f",bind={addr}" for addr in server.config["bind"])
-    return "# Server\r\n" + _lines(pairs) + f"listener0:name=tcp{binds},port={server.port}\r\n"
+    # Redis numbers listeners by connection type: 0 is TCP, 1 the unix socket, 2 TLS.
+    listeners = ""
+    for index, listener in ((0, server.tcp), (2, server.tls_listener)):
+        if listener.active:
+            binds = "".join(f",bind={addr}" for addr in listener.binds)
+            listeners += f"listener{index}:name={listener.name}{binds},port={listener.port}\r\n"
+    return "# Server\r\n" + _lines(pairs) + listeners
 
 
 def section_clients(server: Server) -> str:

@@ -7,6 +7,7 @@ import itertools
 import logging
 import os
 import signal
+import ssl
 import time
 from typing import TYPE_CHECKING
 
@@ -16,13 +17,17 @@ from server.config import Config
 from server.effects import Effects
 from server.entry_cache import EntryCache
 from server.keyspace import Keyspace
+from server.listeners import Listener, ListenError, wait_closed
 from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
+from server.protected_mode import PROTECTED_MODE_ERROR, is_loopback
 from server.pubsub import PubSub
 from server.replication.master import NOREPLICAS, Master
 from server.replication.replica import MasterLink
 from server.replication.wait import WaitManager
 from server.stats import Stats
+from server.tls import TLSConfigError, TLSContexts, tls_wanted
+from server.tls_accept import ListenerContext
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -31,6 +36,7 @@ log = logging.getLogger("rivulet")
 
 # (server) -> why SYNC / PSYNC are refused now, or None (filled by the replica side).
 SYNC_REFUSAL_HOOKS: list = []
+MAXCLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
 
 
 class Server:
@@ -54,8 +60,10 @@ class Server:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.blocking: BlockingManager = None  # type: ignore[assignment]  # set in start()
         self.pending_writes: PendingWrites = None  # type: ignore[assignment]  # set in start()
-        self.servers: list[asyncio.base_events.Server] = []
-        self.port = config["port"]
+        # The plain TCP listener (port) and the TLS one (tls-port); port 0: none of that kind.
+        self.tls = TLSContexts()
+        self.tcp = Listener("tcp", self._new_client)
+        self.tls_listener = Listener("tls", self._new_client, ListenerContext(self._tls_context))
         self._stop_event: asyncio.Event | None = None
         self.shutdown_save: bool | None = None
         self._cron: asyncio.TimerHandle | None = None
@@ -120,6 +128,19 @@ class Server:
                 return refusal
         return None
 
+    def _new_client(self) -> asyncio.BaseProtocol:
+        from server.connection import Client
+
+        return Client(self)
+
+    def _tls_context(self) -> ssl.SSLContext:
+        return self.tls.server_context(self.config["tls-auth-clients"])
+
+    @property
+    def port(self) -> int:
+        """The plain TCP port, or the TLS one on a TLS-only server (INFO's tcp_port)."""
+        return self.tcp.port or self.tls_listener.port
+
     @property
     def last_save(self) -> int:
         return self.persistence.last_save
@@ -129,13 +150,18 @@ class Server:
 
     # --- clients -------------------------------------------------------------------------
 
-    def client_connected(self, client: Client) -> bool:
-        self.stats.connections_received += 1
+    def client_connected(self, client: Client, peer: object) -> bytes | None:
+        """Admit a new connection, or return the error it gets before being closed (counted as
+        a rejected connection, not a received one, as in Redis)."""
         if len(self.clients) >= self.config["maxclients"]:
             self.stats.rejected_connections += 1
-            return False
+            return MAXCLIENTS_ERROR
+        if self.config["protected-mode"] and not self.config["requirepass"] and not is_loopback(peer):
+            self.stats.rejected_connections += 1
+            return PROTECTED_MODE_ERROR
+        self.stats.connections_received += 1
         self.clients[client.id] = client
-        return True
+        return None
 
     def client_disconnected(self, client: Client) -> None:
         self.blocking.disconnected(client)
@@ -157,29 +183,33 @@ class Server:
         self.keyspace.ready_hook = self.blocking.signal_ready
 
     async def start(self) -> None:
-        from server.connection import Client
-
+        """Open the listeners; raises ListenError (already logged) when the server cannot run."""
         loop = asyncio.get_running_loop()
         self.attach_loop(loop)
         self._stop_event = asyncio.Event()
-        port = self.config["port"]
-        backlog = self.config["tcp-backlog"]
-        for addr in self.config["bind"]:
-            host = addr.lstrip("-")  # "-::1": optional address, as in redis.conf
+        config = self.config
+        if tls_wanted(config):
             try:
-                srv = await loop.create_server(
-                    lambda: Client(self), host=host, port=port, backlog=backlog, reuse_address=True
-                )
-            except OSError as exc:
-                if addr.startswith("-"):
-                    continue
-                raise OSError(f"Could not create server TCP listening socket {host}:{port}: {exc.strerror}") from exc
-            self.servers.append(srv)
-            if port == 0:
-                port = srv.sockets[0].getsockname()[1]
-        self.port = port
+                self.tls.configure(config)
+            except TLSConfigError:
+                log.warning("Failed to configure TLS. Check logs for more info.")
+                raise ListenError("TLS configuration failed") from None
+        for listener, port in ((self.tcp, config["port"]), (self.tls_listener, config["tls-port"])):
+            try:
+                await listener.start(loop, config["bind"], port, config["tcp-backlog"])
+            except ListenError:
+                log.warning("Failed listening on port %d (%s), aborting.", port, listener.name)
+                raise
+        if not self.tcp.active and not self.tls_listener.active:
+            log.warning("Configured to not listen anywhere, exiting.")
+            raise ListenError("no listener")
         self._schedule_cron()
         self.master_link.start_cron(loop)
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """The active listeners, plain first (INFO's listener lines)."""
+        return [lst for lst in (self.tcp, self.tls_listener) if lst.active]
 
     def _schedule_cron(self) -> None:
         assert self.loop is not None
@@ -242,17 +272,14 @@ class Server:
         self.master_link.stop()
         for srv in self.servers:
             srv.close()
+        closed = self.tcp.close() + self.tls_listener.close()
         # Replies already produced are in the transports' buffers: closing flushes them first.
         for client in list(self.clients.values()):
             client.flush()
             client.close()
         self.replication.shutdown()
         self.persistence.shutdown(self.shutdown_save)
-        for srv in self.servers:
-            try:
-                await asyncio.wait_for(srv.wait_closed(), timeout=2)
-            except (TimeoutError, Exception):
-                pass
+        await wait_closed(closed)
         log.warning("%s is now ready to exit, bye bye...", "Rivulet")
 
     @property

@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -36,11 +37,35 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 15.0) -> N
     raise RuntimeError(f"server did not listen on port {port} within {timeout}s")
 
 
-class ServerProcess:
-    """A Rivulet server started with `python -m server` on a free port of 127.0.0.1."""
+def wait_for_tls_port(port: int, proc: subprocess.Popen, context: ssl.SSLContext,
+                      timeout: float = 15.0) -> None:
+    """Like wait_for_port, through a TLS handshake made with `context`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early with code {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as raw:
+                with context.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(64):
+                        return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"server did not listen (TLS) on port {port} within {timeout}s")
 
-    def __init__(self, *args: str, data_dir: str | None = None, port: int | None = None) -> None:
+
+class ServerProcess:
+    """A Rivulet server started with `python -m server` on a free port of 127.0.0.1.
+
+    With `tls_wait` (a client SSLContext) start() waits for the TLS port given by tls_port,
+    not for the plain one (a server started with `--port 0` has none)."""
+
+    def __init__(self, *args: str, data_dir: str | None = None, port: int | None = None,
+                 tls_port: int | None = None, tls_wait: ssl.SSLContext | None = None) -> None:
         self.port = port or free_port()
+        self.tls_port = tls_port
+        self.tls_wait = tls_wait
         self.own_dir = data_dir is None
         self.dir = data_dir or tempfile.mkdtemp(prefix="rivulet-test-")
         self.log_path = os.path.join(self.dir, "server.log")
@@ -57,7 +82,10 @@ class ServerProcess:
             cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
         )
         try:
-            wait_for_port(self.port, self.proc)
+            if self.tls_wait is not None and self.tls_port:
+                wait_for_tls_port(self.tls_port, self.proc, self.tls_wait)
+            else:
+                wait_for_port(self.port, self.proc)
         except RuntimeError as exc:
             raise RuntimeError(f"{exc}\n--- server log ---\n{self.log()}") from None
         return self
@@ -90,9 +118,10 @@ class ServerProcess:
 class RedisProcess:
     """A real redis-server (Debian's package) on a free port, for differential tests."""
 
-    def __init__(self) -> None:
+    def __init__(self, *args: str) -> None:
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="redis-test-")
+        self.args = args
         self.proc: subprocess.Popen | None = None
 
     @staticmethod
@@ -102,7 +131,7 @@ class RedisProcess:
     def start(self) -> RedisProcess:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir],
+             "--appendonly", "no", "--dir", self.dir, *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         wait_for_port(self.port, self.proc)

@@ -107,7 +107,7 @@ class Node:
 
     def client(self) -> Client:
         client = Client(self.server)
-        assert self.server.client_connected(client)
+        assert self.server.client_connected(client, ("127.0.0.1", 1)) is None
         client.flush_pending = True
         return client
 

@@ -27,7 +27,7 @@ class Node:
         self.server = Server(Config())
         self.server.attach_loop(self.loop)
         self.client = Client(self.server)
-        assert self.server.client_connected(self.client)
+        assert self.server.client_connected(self.client, ("127.0.0.1", 1)) is None
         self.client.flush_pending = True
 
     def run(self, *argv: str) -> bytes:

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from tests.helpers import assert_same_as_redis, call_raw, run_script
-from tests.serverproc import RawConnection
+from tests.serverproc import RawConnection, free_port
 from tests.test_keys_generic import TYPES, make
 
 # Redis 7.4's MEMORY STATS fields (7.0 lacks the overhead.db.hashtable.* and
@@ -472,7 +472,7 @@ def test_deprecated_names_need_exactly_one_value(tmp_path):
 
     conf = tmp_path / "rivulet.conf"
     conf.write_text("list-max-ziplist-entries 512 513\n")
-    done = subprocess.run([sys.executable, "-m", "server", str(conf), "--port", "0"],
+    done = subprocess.run([sys.executable, "-m", "server", str(conf), "--port", str(free_port())],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode != 0
     assert "Bad directive or wrong number of arguments" in done.stdout + done.stderr

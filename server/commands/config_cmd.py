@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import socket
 import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -20,7 +19,9 @@ from server.command_table import COMMANDS, command, container, on_server_start
 from server.commands.admin import protected_action_allowed
 from server.config import Config, ConfigValueError, Param
 from server.glob import glob_match
+from server.listeners import ListenError
 from server.subcommands import help_reply
+from server.tls import APPLY_ERROR, CONTEXT_SETTINGS, TLSConfigError, tls_wanted
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -79,60 +80,50 @@ def applies_to(*names: str) -> Callable[[Callable[[Server], None]], Callable[[Se
 
 @applies_to("port", "bind")
 def apply_listeners(server: Server) -> None:
-    """Listen on the configured addresses and port instead of the current ones.
-
-    The sockets are bound here, synchronously, so that a port in use fails the CONFIG SET; the
-    old listeners are closed first because the new ones may want the same port.
-    """
-    from server.connection import Client
-
+    """Listen on the configured addresses and ports instead of the current ones (Redis's
+    applyBind: the TLS listener follows `bind` too). Port 0: no plain TCP listener."""
     loop = server.loop
     if loop is None:
         return
-    port = server.config["port"]
-    for srv in server.servers:
-        srv.close()
-    server.servers = []
-    sockets: list[socket.socket] = []
-    for addr in server.config["bind"]:
-        host = addr.lstrip("-")
-        error: OSError | None
+    config = server.config
+    try:
+        server.tcp.restart(loop, config["bind"], config["port"], config["tcp-backlog"])
+    except ListenError:
+        raise ConfigValueError("Unable to listen on this port. Check server logs.") from None
+    if server.tls_listener.active:
         try:
-            family, kind, proto, _canon, sockaddr = socket.getaddrinfo(
-                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-            sock: socket.socket | None = socket.socket(family, kind, proto)
-        except OSError as exc:
-            sock, error = None, exc
-        else:
-            assert sock is not None
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(sockaddr)
-                sock.listen(server.config["tcp-backlog"])
-                sock.setblocking(False)
-                error = None
-            except OSError as exc:
-                sock.close()
-                error = exc
-        if error is not None or sock is None:
-            if addr.startswith("-"):  # an optional address, as in redis.conf
-                continue
-            for other in sockets:
-                other.close()
-            log.warning("Could not create server TCP listening socket %s:%d: %s", host, port,
-                        getattr(error, "strerror", error))
-            raise ConfigValueError("Unable to listen on this port. Check server logs.")
-        sockets.append(sock)
-        if port == 0:
-            port = sock.getsockname()[1]
-    server.port = port
+            server.tls_listener.restart(loop, config["bind"], config["tls-port"], config["tcp-backlog"])
+        except ListenError:
+            server.tcp.close()
+            raise ConfigValueError("Failed to bind to specified addresses.") from None
 
-    async def serve(sock: socket.socket) -> None:
-        srv = await loop.create_server(lambda: Client(server), sock=sock)
-        server.servers.append(srv)
 
-    for sock in sockets:
-        loop.create_task(serve(sock))
+@applies_to("tls-port")
+def apply_tls_port(server: Server) -> None:
+    """Redis's applyTLSPort: configure TLS if it was not, then (re)open the TLS listener."""
+    loop = server.loop
+    if loop is None:
+        return
+    config = server.config
+    try:
+        server.tls.configure(config, reconfigure=False)
+    except TLSConfigError:
+        raise ConfigValueError(APPLY_ERROR) from None
+    try:
+        server.tls_listener.restart(loop, config["bind"], config["tls-port"], config["tcp-backlog"])
+    except ListenError:
+        raise ConfigValueError("Unable to listen on this port. Check server logs.") from None
+
+
+@applies_to(*CONTEXT_SETTINGS)
+def apply_tls_contexts(server: Server) -> None:
+    """Redis's applyTlsCfg: rebuild every TLS context when TLS is in use; new connections take
+    them, open ones keep theirs. A failure keeps the current contexts."""
+    if tls_wanted(server.config):
+        try:
+            server.tls.configure(server.config)
+        except TLSConfigError:
+            raise ConfigValueError(APPLY_ERROR) from None
 
 
 @on_server_start
