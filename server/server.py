@@ -270,8 +270,6 @@ class Server:
         if self._cron is not None:
             self._cron.cancel()
         self.master_link.stop()
-        for srv in self.servers:
-            srv.close()
         closed = self.tcp.close() + self.tls_listener.close()
         # Replies already produced are in the transports' buffers: closing flushes them first.
         for client in list(self.clients.values()):
