@@ -373,6 +373,9 @@ class MasterLink:
                 self._disconnect_replicas()
             self._resurrect(writer)
             repl.create_backlog()
+            # Where we are, at once: a master whose clients wait in WAIT (a failover's first
+            # writes) counts us now rather than at our next once-a-second ACK.
+            self.send_ack()
             log.log(NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
             return True
         if reply.startswith("-NOMASTERLINK") or reply.startswith("-LOADING"):
@@ -431,8 +434,9 @@ class MasterLink:
         repl.adopt(self.master_replid, self.reploff)
         self.full_syncs += 1
         log.log(NOTICE, "MASTER <-> REPLICA sync: Finished with success")
-        if mark:
-            self.send_ack()  # the diskless form: the master waits for it to put us online
+        # The diskless form needs it (the master waits for it to put us online); after a file
+        # it tells a master whose clients wait in WAIT where we are without waiting a second.
+        self.send_ack()
         try:
             self.server.persistence.restart_aof_after_sync()
         except OSError as exc:
