@@ -387,3 +387,8 @@ def test_streaming_pipeline_survives_failover(spark, fresh_group: SentinelGroup,
     finally:
         query.stop()
     assert counts == {n: 1 for n in range(400)}
+    # No replica is left (the old master is down): readFrom=replica reads the new master.
+    assert group.replica_ports() == []
+    df = (spark.read.format("redis_streams").option("url", group.url()).option("streams", dst)
+          .option("readFrom", "replica").load())
+    assert sorted(int(row.fields["n"]) for row in df.collect()) == list(range(400))
