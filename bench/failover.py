@@ -31,8 +31,6 @@ import json
 import multiprocessing
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,18 +41,11 @@ from typing import Any
 import redis
 from redis.sentinel import Sentinel
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.sentinel_helpers import NodeFactory, RedisNode, SentinelGroup, rivulet_node
+
 MASTER_NAME = "mymaster"
 STREAM = "failover:orders"
 GROUP = "billing"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_until(predicate: Any, timeout: float, what: str, interval: float = 0.05) -> Any:
@@ -71,121 +62,19 @@ def wait_until(predicate: Any, timeout: float, what: str, interval: float = 0.05
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}" + (f" ({last_exc})" if last_exc else ""))
 
 
-@dataclass
-class DataServer:
-    """A data server (Rivulet or redis-server) started from a config file, as Sentinel needs:
-    it rewrites the file when it reconfigures the server (CONFIG REWRITE)."""
-
-    kind: str                      # "rivulet" or "redis"
-    workdir: str
-    name: str
-    redis_binary: str = "redis-server"
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen | None = None
-
-    @property
-    def dir(self) -> str:
-        return os.path.join(self.workdir, self.name)
-
-    @property
-    def conf(self) -> str:
-        return os.path.join(self.dir, "server.conf")
-
-    def write_conf(self, replicaof: int | None) -> None:
-        os.makedirs(self.dir, exist_ok=True)
-        lines = [f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "appendonly no", 'save ""',
-                 "repl-diskless-sync yes", "repl-diskless-sync-delay 0"]
-        if replicaof is not None:
-            lines.append(f"replicaof 127.0.0.1 {replicaof}")
-        Path(self.conf).write_text("\n".join(lines) + "\n")
-
-    def start(self) -> DataServer:
-        log = open(os.path.join(self.dir, "server.log"), "ab")
-        if self.kind == "rivulet":
-            cmd = [sys.executable, "-m", "server", self.conf]
-        else:
-            cmd = [self.redis_binary, self.conf]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        wait_until(lambda: self.client().ping(), 20, f"{self.name} to answer PING")
-        return self
-
-    def client(self, timeout: float = 2.0) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=timeout, decode_responses=True)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            text = Path(self.dir, "server.log").read_text(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-
-@dataclass
-class SentinelServer:
-    workdir: str
-    name: str
-    master_port: int
-    down_after_ms: int
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen | None = None
-
-    def start(self) -> SentinelServer:
-        d = os.path.join(self.workdir, self.name)
-        os.makedirs(d, exist_ok=True)
-        conf = os.path.join(d, "sentinel.conf")
-        Path(conf).write_text("\n".join([
-            f"port {self.port}", "bind 127.0.0.1", f"dir {d}",
-            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {self.master_port} 2",
-            f"sentinel down-after-milliseconds {MASTER_NAME} {self.down_after_ms}",
-            f"sentinel failover-timeout {MASTER_NAME} 10000",
-            f"sentinel parallel-syncs {MASTER_NAME} 1",
-        ]) + "\n")
-        log = open(os.path.join(d, "sentinel.log"), "ab")
-        self.proc = subprocess.Popen([sentinel_binary() or "redis-sentinel", conf], stdout=log,
-                                     stderr=subprocess.STDOUT)
-        log.close()
-        wait_until(lambda: self.client().ping(), 20, f"{self.name} to answer PING")
-        return self
-
-    def client(self) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=2.0, decode_responses=True)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def sentinel_binary() -> str | None:
-    return shutil.which("redis-sentinel")
-
-
 def missing_tools(kind: str, redis_binary: str = "redis-server") -> str | None:
     """Why the scenario cannot run here, or None."""
-    if sentinel_binary() is None:
+    if shutil.which("redis-sentinel") is None:
         return "redis-sentinel is not installed (apt-get install redis-sentinel, or `make tools`)"
     if kind == "redis" and shutil.which(redis_binary) is None and not os.path.exists(redis_binary):
         return f"{redis_binary} is not installed"
     return None
+
+
+def node_factory(kind: str, redis_binary: str = "redis-server") -> NodeFactory:
+    if kind == "rivulet":
+        return rivulet_node
+    return lambda args: RedisNode(*args, binary=redis_binary)
 
 
 # ---- load processes -------------------------------------------------------------------------------
@@ -321,33 +210,20 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
 
 def run_scenario(kind: str = "rivulet", *, producers: int = 3, batch: int = 50, before: float = 5.0,
                  after: float = 8.0, down_after_ms: int = 1000, wait_ms: int = 1000,
-                 redis_binary: str = "redis-server", keep: bool = False,
-                 log: Any = print) -> Outcome:
+                 redis_binary: str = "redis-server", log: Any = print) -> Outcome:
     """Run the whole scenario once against `kind` data servers; returns what it measured."""
-    workdir = tempfile.mkdtemp(prefix=f"failover-{kind}-")
-    servers = [DataServer(kind, workdir, name, redis_binary) for name in ("node-a", "node-b", "node-c")]
-    sentinels: list[SentinelServer] = []
+    group = SentinelGroup(node_factory(kind, redis_binary), replicas=2, sentinels=3,
+                          master_name=MASTER_NAME, down_after_ms=down_after_ms,
+                          failover_timeout_ms=10000)
     outcome = Outcome(server=kind if kind == "rivulet" else os.path.basename(redis_binary))
     ctx = multiprocessing.get_context("spawn")
     procs: list[Any] = []
+    workdir = tempfile.mkdtemp(prefix=f"failover-{kind}-")
     try:
-        master, replicas = servers[0], servers[1:]
-        master.write_conf(None)
-        master.start()
-        for r in replicas:
-            r.write_conf(master.port)
-            r.start()
-        for r in replicas:
-            wait_until(lambda r=r: r.client().info("replication").get("master_link_status") == "up",
-                       30, f"{r.name} to finish its first synchronisation")
-        master.client().xgroup_create(STREAM, GROUP, id="0", mkstream=True)
-        for i in range(3):
-            sentinels.append(SentinelServer(workdir, f"sentinel-{i}", master.port, down_after_ms).start())
-        for s in sentinels:
-            wait_until(lambda s=s: len(s.client().sentinel_slaves(MASTER_NAME)) == 2
-                       and len(s.client().sentinel_sentinels(MASTER_NAME)) == 2,
-                       40, f"{s.name} to discover both replicas and its two peers")
-        sentinel_ports = [s.port for s in sentinels]
+        group.start()
+        old_master = group.nodes[0]
+        group.client(old_master.port).xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+        sentinel_ports = [port for _host, port in group.sentinel_addresses()]
 
         stop_at = time.time() + before + after
         outputs = [os.path.join(workdir, f"producer-{i}.json") for i in range(producers)]
@@ -362,16 +238,12 @@ def run_scenario(kind: str = "rivulet", *, producers: int = 3, batch: int = 50, 
 
         time.sleep(before)
         killed_at = time.time()
-        master.kill()
-        log(f"failover.{kind}: master {master.name} (port {master.port}) killed with SIGKILL")
-        new_port = wait_until(
-            lambda: (lambda a: a and int(a[1]) != master.port and int(a[1]))(
-                sentinels[0].client().sentinel_get_master_addr_by_name(MASTER_NAME)),
-            30, "Sentinel to promote a replica")
+        old = group.kill_master()
+        log(f"failover.{kind}: master on port {old[1]} killed with SIGKILL")
+        _host, new_port = group.wait_failover(old)
         outcome.promoted_after_s = time.time() - killed_at
-        new_master = next(s for s in servers if s.port == new_port)
-        # The old master comes back with its old configuration; Sentinel makes it a replica.
-        master.start()
+        # The old master comes back as it was started; Sentinel makes it a replica.
+        old_master.start()
 
         for p in procs:
             p.join(max(5.0, stop_at - time.time() + 15))
@@ -381,15 +253,16 @@ def run_scenario(kind: str = "rivulet", *, producers: int = 3, batch: int = 50, 
         if os.path.exists(consumer_out):
             outcome.acked = json.loads(Path(consumer_out).read_text())["acked"]
 
-        nm = new_master.client(timeout=30)
+        nm = group.client(new_port)
         target = int(nm.info("replication")["master_repl_offset"])
-        for s in servers:
-            if s is new_master:
+        for node in group.nodes:
+            if node.port == new_port:
                 continue
-            wait_until(lambda s=s: (lambda info: info.get("master_port") == new_port
-                                    and info.get("master_link_status") == "up"
-                                    and int(info.get("slave_repl_offset", -1)) >= target)(
-                s.client().info("replication")), 60, f"{s.name} to catch up with the new master")
+            wait_until(lambda node=node: (lambda info: info.get("master_port") == new_port
+                                          and info.get("master_link_status") == "up"
+                                          and int(info.get("slave_repl_offset", -1)) >= target)(
+                group.client(node.port).info("replication")), 60,
+                f"the server on port {node.port} to catch up with the new master")
 
         # What the stream holds, against what producers were told.
         seen: dict[tuple[int, int], int] = {}
@@ -428,31 +301,26 @@ def run_scenario(kind: str = "rivulet", *, producers: int = 3, batch: int = 50, 
                 outcome.back_all_s = max(back_times)
 
         fulls = {}
-        for s in servers:
-            cl = s.client(timeout=30)
-            outcome.lengths[s.name] = int(cl.xlen(STREAM))
-            fulls[s.name] = _normalise_full(cl.execute_command("XINFO", "STREAM", STREAM, "FULL"))
-        reference = fulls[new_master.name]
-        for name, full in fulls.items():
+        for node in group.nodes:
+            cl = group.client(node.port)
+            outcome.lengths[str(node.port)] = int(cl.xlen(STREAM))
+            fulls[node.port] = _normalise_full(cl.execute_command("XINFO", "STREAM", STREAM, "FULL"))
+        reference = fulls[new_port]
+        for port, full in fulls.items():
             where = _first_difference(reference, full)
             if where is not None:
-                outcome.differences.append(f"XINFO STREAM FULL of {name} differs from the new master's at {where}")
+                outcome.differences.append(f"XINFO STREAM FULL on port {port} differs from the new master's at {where}")
         outcome.converged = len(set(outcome.lengths.values())) == 1 and not outcome.differences
         return outcome
     except Exception:
-        for s in servers:
-            log(f"--- {s.name} (port {s.port}) log tail ---\n{s.log_tail()}")
+        log(group.logs())
         raise
     finally:
         for p in procs:
             if p.is_alive():
                 p.terminate()
-        for s in sentinels:
-            s.stop()
-        for s in servers:
-            s.stop()
-        if not keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+        group.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -465,7 +333,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=float, default=5.0, help="seconds of load before the kill")
     parser.add_argument("--after", type=float, default=10.0, help="seconds of load after it")
     parser.add_argument("--down-after-ms", type=int, default=1000)
-    parser.add_argument("--keep", action="store_true", help="keep the servers' directories")
     args = parser.parse_args(argv)
     kinds = ["rivulet", "redis"] if args.server == "both" else [args.server]
     status = 0
@@ -477,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         out = run_scenario(kind, producers=args.producers, batch=args.batch, before=args.before,
                            after=args.after, down_after_ms=args.down_after_ms,
-                           redis_binary=args.redis_binary, keep=args.keep)
+                           redis_binary=args.redis_binary)
         for line in out.lines():
             print(line)
         if out.lost or out.unexplained_duplicates or not out.converged:

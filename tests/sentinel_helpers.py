@@ -54,9 +54,11 @@ NodeFactory = Callable[[Sequence[str]], DataNode]
 
 
 class RedisNode:
-    """Debian's redis-server on a free port of 127.0.0.1, no persistence, logging to a file."""
+    """A redis-server (Debian's, or `binary`) on a free port of 127.0.0.1, no persistence,
+    logging to a file."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, binary: str = "redis-server") -> None:
+        self.binary = binary
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="redis-node-")
         self.log_path = os.path.join(self.dir, "redis.log")
@@ -68,7 +70,7 @@ class RedisNode:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> RedisNode:
-        self.proc = subprocess.Popen(["redis-server", *self.args],
+        self.proc = subprocess.Popen([self.binary, *self.args],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for_port(self.port, self.proc)
         return self
@@ -101,7 +103,8 @@ def redis_node(args: Sequence[str]) -> DataNode:
 
 
 def rivulet_node(args: Sequence[str]) -> DataNode:
-    return ServerProcess(*args)
+    # As redis_node: no persistence, and a replica's full sync starts at once.
+    return ServerProcess("--appendonly", "no", "--repl-diskless-sync-delay", "0", *args)
 
 
 def redis_available() -> bool:
