@@ -71,6 +71,8 @@ def _xadds(client: socket.socket, replica: socket.socket | None, count: int) -> 
 
 class XaddReplicaCase(Case):
     name = "xadd-replica"
+    # A master keeps its backlog (and feeds it) once a replica came: each run starts fresh.
+    fresh_server_per_run = True
     metrics = [Metric("xadd_replica.none", "ops/s", True,
                       f"XADD s * f value, one client, pipeline {BATCH}, no replica"),
                Metric("xadd_replica.one", "ops/s", True,
