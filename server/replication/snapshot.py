@@ -11,24 +11,17 @@ import gc
 import logging
 import os
 import signal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from server.effects import Effects
+from server.keyspace import Keyspace
 from server.log import NOTICE
 from server.rdb.file import write_rdb
 
 if TYPE_CHECKING:
     from server.config import Config
-    from server.keyspace import Keyspace
 
 log = logging.getLogger("rivulet")
-
-
-class _NoData:
-    """A keyspace with no keys: the snapshot for a replica that filtered the data out."""
-
-    def __init__(self, keyspace: Keyspace) -> None:
-        self.dbs: list[Any] = []
-        self.lru_clock = keyspace.lru_clock
 
 
 class SnapshotChild:
@@ -106,7 +99,8 @@ def _child(keyspace: Keyspace, config: Config, socket: bool, with_data: bool, re
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-        source: Any = keyspace if with_data else _NoData(keyspace)
+        # A snapshot without the keys: an empty keyspace (the compiled writer takes no other).
+        source = keyspace if with_data else Keyspace(1, Effects())
         if socket:
             os.close(read_fd)
             # A pipe cannot be fsynced: the incremental fsync of dump.rdb does not apply.
