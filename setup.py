@@ -63,6 +63,7 @@ COMPILED = [
     "lists/storage.py",
     "server/commands/lists.py",
     "server/commands/mpop_args.py",
+    "server/commands/runs.py",
     "server/commands/lists_blocking.py",
     "server/commands/bits.py",
     "server/commands/lcs.py",

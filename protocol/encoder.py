@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from protocol.reply import (
     NULL_ARRAY,
@@ -19,9 +19,17 @@ from protocol.reply import (
 )
 
 # Small integers and bulk headers are so common in replies that caching their encodings pays.
-_INT_CACHE = [b":%d\r\n" % i for i in range(10000)]
-_BULK_HDR_CACHE = BULK_HDR_CACHE = [b"$%d\r\n" % i for i in range(1024)]
-_ARR_HDR_CACHE = ARR_HDR_CACHE = [b"*%d\r\n" % i for i in range(1024)]
+# Final: compiled, a Final module name is a C static, any other global a dict lookup per use.
+_INT_CACHE: Final = [b":%d\r\n" % i for i in range(10000)]
+_BULK_HDR_CACHE: Final = [b"$%d\r\n" % i for i in range(1024)]
+_ARR_HDR_CACHE: Final = [b"*%d\r\n" % i for i in range(1024)]
+BULK_HDR_CACHE: Final = _BULK_HDR_CACHE
+ARR_HDR_CACHE: Final = _ARR_HDR_CACHE
+# The reply classes of the (uncompiled) protocol.reply that write_reply tests first.
+_SIMPLE_STRING: Final = SimpleString
+_RAW: Final = Raw
+# Status replies come from a small set (OK, PONG, QUEUED, type names...): each line is built once.
+_SIMPLE_LINES: Final[dict[bytes, bytes]] = {}
 
 
 _LLONG_HALF = float((2**63 - 1) // 2)  # double2ll's bound: integers within it print as integers
@@ -208,7 +216,28 @@ def encode(value: Any, resp3: bool) -> bytes:
 
 def write_reply(out: list[bytes], value: Any, resp3: bool) -> None:
     """Append the encoding of `value` to `out` (a list joined by the connection in one write)."""
-    writer = _WRITERS.get(type(value))
+    # The commonest replies first, as direct calls: through the table, each is a dict lookup
+    # and a call with Python argument parsing.
+    cls = type(value)
+    if cls is bytes:
+        _bulk(out, value, resp3)
+        return
+    if cls is int:
+        _int(out, value, resp3)
+        return
+    if cls is _SIMPLE_STRING:
+        _simple(out, value, resp3)
+        return
+    if value is None:
+        out.append(b"_\r\n" if resp3 else b"$-1\r\n")
+        return
+    if cls is list:
+        _array(out, value, resp3)
+        return
+    if cls is _RAW:
+        out.append(value)
+        return
+    writer = _WRITERS.get(cls)
     if writer is None:
         writer = _writer_for_subclass(value)
     writer(out, value, resp3)
@@ -296,7 +325,12 @@ def _double(out: list[bytes], value: float, resp3: bool) -> None:
 
 
 def _simple(out: list[bytes], value: SimpleString, resp3: bool) -> None:
-    out.append(b"+" + bytes(value) + b"\r\n")
+    line = _SIMPLE_LINES.get(value)
+    if line is None:
+        line = b"+" + bytes(value) + b"\r\n"
+        if len(_SIMPLE_LINES) < 256:
+            _SIMPLE_LINES[bytes(value)] = line
+    out.append(line)
 
 
 def _error(out: list[bytes], value: ErrorReply, resp3: bool) -> None:
@@ -319,7 +353,7 @@ def _raw(out: list[bytes], value: Raw, resp3: bool) -> None:
     out.append(value)  # a bytes subclass: join() and transport.write() take it as it is
 
 
-_WRITERS: dict[type, Callable[[list[bytes], Any, bool], None]] = {
+_WRITERS: Final[dict[type, Callable[[list[bytes], Any, bool], None]]] = {
     bytes: _bulk,
     bytearray: _bulk,
     memoryview: lambda out, v, r: _bulk(out, bytes(v), r),

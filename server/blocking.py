@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.reply import NULL_ARRAY, ErrorReply
 
@@ -30,7 +30,7 @@ log = logging.getLogger("rivulet")
 
 UNBLOCKED_BY_CLIENT = ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 
-BLOCKED = object()  # what running a command returns when it parked (or kept parked) its client
+BLOCKED: Final = object()  # what running a command returns when it parked (or kept parked) its client
 
 
 class Block:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.reply import QUEUED, ErrorReply
 from server.blocking import BLOCKED, Block, internal_error
@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from server.connection import Client
 
 log = logging.getLogger("rivulet")
+
+# Compiled, a Final module name is read from a C static, where any other global (a class of the
+# uncompiled protocol.reply, a function of the time module) is a dict lookup at every use: the
+# names every command passes are bound here once.
+ERROR_REPLY: Final = ErrorReply
+_clock: Final = perf_counter_ns
 
 NOAUTH = ErrorReply("NOAUTH Authentication required.")
 # Redis's shared.roslaveerr and shared.masterdownerr.
@@ -36,7 +42,7 @@ PUSH_AS_REPLY = frozenset({"subscribe", "ssubscribe", "unsubscribe", "sunsubscri
 
 
 # Command names as clients spell them ("XADD", "xadd", "Xadd") -> Command: saves a lower() per call.
-_BY_SPELLING: dict[bytes, Command] = {}
+_BY_SPELLING: Final[dict[bytes, Command]] = {}
 
 
 def _quote_args(argv: list[bytes]) -> str:
@@ -60,16 +66,23 @@ def unknown_command(argv: list[bytes]) -> ErrorReply:
     )
 
 
-def lookup(argv: list[bytes]) -> Command | ErrorReply:
-    """The command argv names, or the error Redis replies when it names none / has a bad arity."""
-    name = argv[0]
+def spelled(name: bytes) -> Command | None:
+    """The command (or container) a client's spelling of a command name names, or None."""
     cmd = _BY_SPELLING.get(name)
     if cmd is None:
         cmd = COMMANDS.get(name.lower())
-        if cmd is None:
-            return unknown_command(argv)
-        if len(_BY_SPELLING) < 4096:
+        if cmd is not None and len(_BY_SPELLING) < 4096:
             _BY_SPELLING[name] = cmd
+    return cmd
+
+
+def lookup(argv: list[bytes], found: Command | None = None) -> Command | ErrorReply:
+    """The command argv names, or the error Redis replies when it names none / has a bad arity.
+
+    `found` is `spelled(argv[0])` when the caller has it already."""
+    cmd = found if found is not None else spelled(argv[0])
+    if cmd is None:
+        return unknown_command(argv)
     # A container called alone is checked against its own arity: an error for CLIENT (-2),
     # the full listing for COMMAND (-1), as in Redis.
     if cmd.subcommands and len(argv) >= 2:
@@ -86,11 +99,10 @@ def lookup(argv: list[bytes]) -> Command | ErrorReply:
     return cmd
 
 
-def execute(client: Client, argv: list[bytes]) -> Any:
-    """Run one command for client and return its reply (or BLOCKED)."""
-    server = client.server
-    cmd = lookup(argv)
-    if isinstance(cmd, ErrorReply):
+def execute(client: Client, argv: list[bytes], found: Command | None = None) -> Any:
+    """Run one command for client and return its reply (or BLOCKED); `found` as for lookup."""
+    cmd = lookup(argv, found)
+    if not isinstance(cmd, Command):
         if client.multi is not None:
             client.multi_error = True
         found = COMMANDS.get(argv[0].lower())
@@ -120,14 +132,18 @@ def execute(client: Client, argv: list[bytes]) -> Any:
             return ErrorReply("ERR Command not allowed inside a transaction")
         client.multi.append((cmd, argv))
         return QUEUED
-    if server.loading and "loading" not in cmd.flags:
+    # Effects are suspended exactly while a file loads (persistence sets both): a field of a
+    # compiled class, read before the attribute of the (uncompiled) Server.
+    if client.effects.suspended and client.server.loading and "loading" not in cmd.flags:
         cmd.rejected_calls += 1
         return ErrorReply("LOADING Redis is loading the dataset in memory")
-    if cmd.is_write and server.write_error is not None and not client.is_master:
+    if cmd.is_write:
+        write_error = client.server.write_error
         # (A replica applies its master's writes whatever its disk says, as Redis does with
         # repl-ignore-disk-write-errors.)
-        cmd.rejected_calls += 1
-        return ErrorReply(server.write_error)
+        if write_error is not None and not client.is_master:
+            cmd.rejected_calls += 1
+            return ErrorReply(write_error)
     return call(client, cmd, argv)
 
 
@@ -161,12 +177,6 @@ def _pubsub_context(client: Client, cmd: Command) -> ErrorReply | None:
                       "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 
 
-def run_handler_for(argv: list[bytes]) -> Command | None:
-    """The command argv names when it has a run handler (see command_table.run_of)."""
-    cmd = _BY_SPELLING.get(argv[0])
-    return cmd if cmd is not None and cmd.run_handler is not None else None
-
-
 def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start: int) -> int:
     """Let cmd's run handler run consecutive calls from commands[start:]; how many it ran.
 
@@ -178,14 +188,14 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
             or client.is_loader or client.subs is not None or server.replica_gate
             or (cmd.is_write and server.write_error is not None)):
         return 0
-    t0 = perf_counter_ns()
+    t0 = _clock()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]
     if client.effects.pending:
         propagate_effects(client)
     if done:
         client.last_command = cmd
         cmd.calls += done
-        cmd.usec += (perf_counter_ns() - t0) // 1000
+        cmd.usec += (_clock() - t0) // 1000
         client.stats.commands_processed += done
     return done
 
@@ -216,7 +226,7 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
             ks.touch_mode = TOUCH_LFU if ks.lfu else TOUCH_LRU
         else:
             ks.touch_mode = TOUCH_NONE
-    t0 = perf_counter_ns()
+    t0 = _clock()
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
     except ErrorReply as err:
@@ -228,14 +238,14 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
         reply = internal_error(cmd.name, exc)
     if no_touch:
         client.keyspace.touch_mode = saved_touch
-    cmd.usec += (perf_counter_ns() - t0) // 1000
+    cmd.usec += (_clock() - t0) // 1000
     if not client.reprocessing:
         # As Redis 7.0: a command that blocks counts as one call, when it first runs.
         cmd.calls += 1
         client.stats.commands_processed += 1
     if client.effects.pending:
         propagate_effects(client)
-    if type(reply) is ErrorReply:
+    if type(reply) is ERROR_REPLY:
         cmd.failed_calls += 1
     elif type(reply) is Block:
         if client.reprocessing:

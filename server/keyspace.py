@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.reply import ErrorReply
 from server.effects import Effects
@@ -33,9 +33,9 @@ def now_ms() -> int:
 
 
 # What a lookup does to a key's access data (Keyspace.touch_mode).
-TOUCH_NONE = 0  # a CLIENT NO-TOUCH client's command: nothing
-TOUCH_LRU = 1  # the clock
-TOUCH_LFU = 2  # the logarithmic frequency counter
+TOUCH_NONE: Final = 0  # a CLIENT NO-TOUCH client's command: nothing
+TOUCH_LRU: Final = 1  # the clock
+TOUCH_LFU: Final = 2  # the logarithmic frequency counter
 
 # What a lookup does with a key past its expiry time (Keyspace.expiry).
 EXPIRY_DELETE = 0  # a master: delete it, and log the DEL

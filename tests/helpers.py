@@ -66,6 +66,29 @@ def run_script(port: int, script: list[tuple]) -> list[bytes]:
         conn.close()
 
 
+def run_pipelined(port: int, script: list[tuple], flush: bool = True) -> list[bytes]:
+    """Send every command in one write (on a flushed server unless flush=False) and return
+    each raw reply: what a client's pipeline does, and what the run handlers take as a batch."""
+    conn = RawConnection(port)
+    try:
+        if flush:
+            call_raw(conn, "FLUSHALL")
+        conn.send(b"".join(encode_command(*cmd) for cmd in script))
+        return [read_reply(conn) for _ in script]
+    finally:
+        conn.close()
+
+
+def parse_aof(data: bytes) -> list[list[bytes]]:
+    """The commands of an AOF (or any RESP command stream), in order."""
+    reader = hiredis.Reader()
+    reader.feed(data)
+    commands = []
+    while (cmd := reader.gets()) is not False:
+        commands.append(cmd)
+    return commands
+
+
 def assert_same_as_redis(server, real_redis, script: list[tuple]) -> None:
     ours = run_script(server.port, script)
     theirs = run_script(real_redis.port, script)

@@ -445,7 +445,7 @@ def test_blocked_client_events_on_wake(server) -> None:
 
 
 def test_pipelined_runs_announce_each_call(server, real_redis) -> None:
-    # Runs of pipelined XADD / LPUSH / LPOP / HSET / SETBIT / SADD to one key take a batch path: the events must still
+    # Runs of pipelined XADD / LPUSH / LPOP / HSET / SETBIT / SADD / ZADD to one key take a batch path: the events must still
     # be one per call, in order.
     for port in (server.port, real_redis.port):
         with redis.Redis(port=port) as c:
@@ -454,7 +454,8 @@ def test_pipelined_runs_announce_each_call(server, real_redis) -> None:
               + [("RPUSH", "l", "b", "c")] * 3 + [("LPOP", "l")] * 10
               + [("HSET", "h", "f", i, "g", i) for i in range(4)] + [("SET", "b", "\x00\x00")]
               + [("SETBIT", "b", i % 3, 1) for i in range(5)] + [("SETBIT", "b", 1, 0)] * 2
-              + [("SADD", "st", i % 3) for i in range(6)])
+              + [("SADD", "st", i % 3) for i in range(6)]
+              + [("ZADD", "zs", i % 3, "m", i, f"n{i % 2}") for i in range(6)])
 
     def run(port: int) -> list[tuple[bytes, bytes]]:
         cmd = RawConnection(port)

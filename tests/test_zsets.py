@@ -15,8 +15,10 @@ from tests.helpers import (
     aof_path,
     call_raw,
     err,
+    parse_aof,
     plain,
     restart,
+    run_pipelined,
     wait_blocked,
 )
 from tests.serverproc import RawConnection
@@ -306,6 +308,74 @@ def test_bgrewriteaof_round_trip(server_factory, real_redis) -> None:
         assert _state(plain(redis.Redis(port=srv2.port))) == before
     finally:
         srv2.cleanup()
+
+
+# --- pipelined ZADDs to one key (one lookup and change signal per run) -----------------------------
+
+
+def test_pipelined_zadds_match_redis(server, real_redis) -> None:
+    # Runs that create the key, add, move and leave members, convert listpack -> skiplist past
+    # 128 members and on a long member, broken by options, other spellings, other keys and
+    # errors (a bad score, an odd count, the wrong type), which the single path answers.
+    script: list[tuple] = []
+    for i in range(400):
+        script.append(("ZADD", "z", i % 150, f"m{i % 170}"))
+        if i % 9 == 0:
+            script.append(("ZADD", "z", i, f"a{i}", -i, f"b{i}", i, f"a{i}"))
+        if i % 61 == 3:
+            script += [("ZADD", "z", "x", "m1"), ("ZADD", "z", "1"), ("ZADD", "z", "NX", "5", "m1"),
+                       ("zadd", "z", "7", "m2"), ("ZADD", "other", "1", "o"),
+                       ("ZADD", "z", "CH", "2", "m3"), ("ZADD", "z", "nan", "m4"),
+                       ("OBJECT", "ENCODING", "z"), ("ZCARD", "z")]
+        if i == 100:
+            script.append(("ZADD", "z", 1, "long" * 20))
+    script += [("ZADD", "small", 1, "a")] * 3 + [("ZADD", "small", "-0", "z"), ("ZADD", "small", "0.5", "h")]
+    script += [("SET", "s", "v")] + [("ZADD", "s", 1, "a")] * 3
+    script += [("ZRANGE", "z", "0", "-1", "WITHSCORES"), ("OBJECT", "ENCODING", "z"),
+               ("ZRANGE", "small", "0", "-1", "WITHSCORES"), ("OBJECT", "ENCODING", "small"),
+               ("ZRANGE", "other", "0", "-1", "WITHSCORES"), ("GET", "s")]
+    ours = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, mine, ref in zip(script, ours, theirs, strict=True):
+        assert mine == ref, f"{cmd!r}: rivulet {mine!r} != redis {ref!r}"
+
+
+def test_zadd_counts_one_change_per_member_as_redis(server, real_redis) -> None:
+    # Alone and pipelined: Redis counts the members added or moved, not the calls.
+    script = [("ZADD", "z", 1, "a", 2, "b"), ("ZADD", "z", 1, "a"), ("ZADD", "z", 3, "a", 4, "c"),
+              ("ZADD", "z", 3, "a", 3, "a", 5, "a")]
+    changes = []
+    for port in (server.port, real_redis.port):
+        r = redis.Redis(port=port)
+        r.flushall()
+        before = r.info("persistence")["rdb_changes_since_last_save"]
+        assert run_pipelined(port, script, flush=False) == [b":2\r\n", b":0\r\n", b":1\r\n", b":0\r\n"]
+        r.zadd("w", {"x": 1, "y": 2})
+        r.zadd("w", {"x": 1})
+        r.zadd("w", {"x": 5, "z": 1})
+        changes.append(r.info("persistence")["rdb_changes_since_last_save"] - before)
+    assert changes[0] == changes[1] == 9
+
+
+def test_pipelined_zadds_log_each_changing_call(server_factory) -> None:
+    srv = server_factory("--appendfsync", "always")
+    script = [("ZADD", "z", 1, "a"), ("ZADD", "z", 1, "a"), ("ZADD", "z", 2, "a", 1, "b"),
+              ("ZADD", "z", 2, "a"), ("ZADD", "z", 5, "c")]
+    try:
+        assert run_pipelined(srv.port, script, flush=False) == [
+            b":1\r\n", b":0\r\n", b":1\r\n", b":0\r\n", b":1\r\n"]
+        logged = [c for c in parse_aof(aof_path(srv).read_bytes()) if c[0].upper() != b"SELECT"]
+        assert logged == [[b"ZADD", b"z", b"1", b"a"], [b"ZADD", b"z", b"2", b"a", b"1", b"b"],
+                          [b"ZADD", b"z", b"5", b"c"]]
+        srv2 = restart(srv)
+        try:
+            r = plain(redis.Redis(port=srv2.port))
+            pairs = r.execute_command("ZRANGE", "z", "0", "-1", "WITHSCORES")
+            assert [tuple(pair) for pair in pairs] == [(b"b", 1.0), (b"a", 2.0), (b"c", 5.0)]
+        finally:
+            srv2.cleanup()
+    finally:
+        srv.cleanup()
 
 
 # --- the command table ---------------------------------------------------------------------------

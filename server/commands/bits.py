@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import ErrorReply
 from server.command_table import command, key_spec, run_of
+from server.commands.runs import announce_calls, run_end
 from server.keyspace import Database
-from server.notify import NOTIFY_GENERIC, NOTIFY_STRING, notify, notify_keyspace_event
+from server.notify import NOTIFY_GENERIC, NOTIFY_STRING, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -199,22 +200,18 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     them: the bits change in one mutable copy and the string is stored once, where one call
     alone copies the whole value. Each call answers, counts and is logged as it would alone;
     another command, key or spelling, a growing offset or any unusual argument ends the run."""
-    first = commands[start]
-    if len(first) != 4:
+    last = run_end(commands, start, 4, 4)
+    if last - start < 2:
         return 0
-    name = first[0]
-    key = first[1]
+    key = commands[start][1]
     db = client.db
     current = db.get(key)
     if type(current) is not bytes:
         return 0
     size = len(current)
-    n = len(commands)
     end = start
-    while end < n:
+    while end < last:
         argv = commands[end]
-        if len(argv) != 4 or argv[0] != name or argv[1] != key:
-            break
         arg = argv[2]
         flag = argv[3]
         if (not 0 < len(arg) < 19 or not arg.isdigit() or (arg[0] == 0x30 and len(arg) > 1)
@@ -226,9 +223,8 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
         return 0
     bits = bytearray(current)
     replies: list[bytes] = []
-    changed = 0
+    changing: list[list[bytes]] = []  # the calls that flipped their bit
     delta = 0
-    effects = client.effects
     for i in range(start, end):
         argv = commands[i]
         offset = int(argv[2])
@@ -240,19 +236,14 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
         replies.append(b":1\r\n" if was else b":0\r\n")
         if was != on:
             bits[byte] = old ^ mask
-            changed += 1
+            changing.append(argv)
             delta += 1 if on else -1
-            if effects.active:
-                effects.pending.append((db.index, argv))
-    if changed:
+    if changing:
         value = bytes(bits)
         db.set(key, value, keep_ttl=True)
         _move_count(db, key, current, value, delta)
-        ks = client.keyspace
-        ks.dirty += changed - 1  # one change per changing call, as one by one
-        if ks.notify_flags & NOTIFY_STRING:
-            for _ in range(changed):
-                notify(ks, NOTIFY_STRING, b"setbit", key, db.index)
+        client.keyspace.dirty += len(changing) - 1  # one change per changing call, as one by one
+        announce_calls(client, db, key, changing, 0, len(changing), NOTIFY_STRING, b"setbit")
     client.out.append(b"".join(replies))
     return done
 

@@ -24,6 +24,7 @@ from protocol.reply import OK, ErrorReply, Raw
 from server import scan_order, value_types
 from server.command_table import command, key_spec, on_server_start, run_of
 from server.commands.keys import parse_cursor
+from server.commands.runs import announce_calls, run_end
 from server.glob import compile_glob
 from server.keyspace import EXPIRY_DELETE, EXPIRY_KEEP, Database, now_ms
 from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify, notify_keyspace_event
@@ -266,19 +267,11 @@ def hset_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     record: one lookup, the packed form unpacked and packed once, one change signal. Each call
     sets, answers, counts and is logged as it would alone; another command, key or spelling, an
     odd argument count, or a hash with field expiry times ends or skips the run."""
-    first = commands[start]
-    name = first[0]
-    key = first[1]
-    n = len(commands)
-    end = start
-    while end < n:
-        argv = commands[end]
-        if len(argv) < 4 or len(argv) % 2 or argv[0] != name or argv[1] != key:
-            break
-        end += 1
+    end = run_end(commands, start, 4, even_argc=True)
     done = end - start
     if done < 2:
         return 0
+    key = commands[start][1]
     db = client.db
     h = db.get(key)
     created = h is None
@@ -299,17 +292,8 @@ def hset_run(client: Client, commands: list[list[bytes]], start: int) -> int:
         db.add(key, h)
     else:
         db.signal_modified(key)
-    ks = client.keyspace
-    ks.dirty += fields - 1
-    if ks.notify_flags & NOTIFY_HASH:
-        for _ in range(done):
-            notify(ks, NOTIFY_HASH, b"hset", key, db.index)
-    effects = client.effects
-    if effects.active:
-        index = db.index
-        pending = effects.pending
-        for i in range(start, end):
-            pending.append((index, commands[i]))
+    client.keyspace.dirty += fields - 1
+    announce_calls(client, db, key, commands, start, end, NOTIFY_HASH, b"hset")
     client.out.append(b"".join(replies))
     return done
 

@@ -17,6 +17,7 @@ from server import value_types
 from server.command_table import command, key_spec, run_of
 from server.commands.mpop_args import mpop_keys
 from server.commands.mpop_args import parse_mpop as parse_mpop_args
+from server.commands.runs import announce_calls, run_end
 from server.keyspace import WRONGTYPE, Database
 from server.notify import NOTIFY_GENERIC, NOTIFY_LIST, notify, notify_keyspace_event
 
@@ -262,19 +263,11 @@ def _push_run(client: Client, commands: list[list[bytes]], start: int, head: boo
     one lookup and one change signal, the replies encoded together. Each call converts, pushes,
     answers and is logged as it would be alone; another command, key or spelling ends the run,
     and a key of another type leaves every call to the single path."""
-    first = commands[start]
-    name = first[0]
-    key = first[1]
-    n = len(commands)
-    end = start + 1
-    while end < n:
-        argv = commands[end]
-        if len(argv) < 3 or argv[0] != name or argv[1] != key:
-            break
-        end += 1
+    end = run_end(commands, start, 3)
     done = end - start
-    if done < 2 or len(first) < 3:
+    if done < 2:
         return 0
+    key = commands[start][1]
     db = client.db
     lst = db.get(key)
     created = lst is None
@@ -301,17 +294,9 @@ def _push_run(client: Client, commands: list[list[bytes]], start: int, head: boo
         db.add(key, lst)
     else:
         db.signal_modified(key)
-    ks = client.keyspace
-    ks.dirty += done - 1  # one change per call, as one by one
-    if ks.notify_flags & NOTIFY_LIST:
-        for _ in range(done):
-            notify(ks, NOTIFY_LIST, b"lpush" if head else b"rpush", key, db.index)
-    effects = client.effects
-    if effects.active:
-        index = db.index
-        pending = effects.pending
-        for i in range(start, end):
-            pending.append((index, commands[i]))
+    client.keyspace.dirty += done - 1  # one change per call, as one by one
+    announce_calls(client, db, key, commands, start, end, NOTIFY_LIST,
+                   b"lpush" if head else b"rpush")
     client.out.append(b"".join(replies))
     return done
 
@@ -362,23 +347,15 @@ def _pop_run(client: Client, commands: list[list[bytes]], start: int, head: bool
     signal at the end (a list that shrinks only ever converts towards a listpack, so checking
     once at the end gives what checking after each pop gives). Calls past the last element
     are left to the single path."""
-    first = commands[start]
-    if len(first) != 2:
+    end = run_end(commands, start, 2, 2)
+    if end - start < 2:
         return 0
-    name = first[0]
-    key = first[1]
+    key = commands[start][1]
     db = client.db
     lst = db.get(key)
     if lst is None or type(lst) is not List:
         return 0
-    n = len(commands)
-    end = start + 1
-    limit = start + lst.length
-    while end < n and end < limit:
-        argv = commands[end]
-        if len(argv) != 2 or argv[0] != name or argv[1] != key:
-            break
-        end += 1
+    end = min(end, start + lst.length)
     done = end - start
     if done < 2:
         return 0
@@ -388,10 +365,9 @@ def _pop_run(client: Client, commands: list[list[bytes]], start: int, head: bool
         parts.append(b"$%d\r\n" % len(x))
         parts.append(x)
         parts.append(b"\r\n")
+    announce_calls(client, db, key, commands, start, end, NOTIFY_LIST,
+                   b"lpop" if head else b"rpop")
     ks = client.keyspace
-    if ks.notify_flags & NOTIFY_LIST:
-        for _ in range(done):
-            notify(ks, NOTIFY_LIST, b"lpop" if head else b"rpop", key, db.index)
     if lst.length == 0:
         db.delete(key)
         if ks.notify_flags & NOTIFY_GENERIC:
@@ -400,12 +376,6 @@ def _pop_run(client: Client, commands: list[list[bytes]], start: int, head: bool
         lst.after_shrink(client.server.config["list-max-listpack-size"])
         db.signal_modified(key)
     ks.dirty += done - 1
-    effects = client.effects
-    if effects.active:
-        index = db.index
-        pending = effects.pending
-        for i in range(start, end):
-            pending.append((index, commands[i]))
     client.out.append(b"".join(parts))
     return done
 

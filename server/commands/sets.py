@@ -13,8 +13,9 @@ from protocol.reply import ErrorReply, SetReply
 from server import scan_order, value_types
 from server.command_table import command, key_spec, on_server_start, run_of
 from server.commands.keys import parse_cursor
+from server.commands.runs import announce_calls, run_end
 from server.glob import compile_glob
-from server.notify import NOTIFY_GENERIC, NOTIFY_SET, notify, notify_keyspace_event
+from server.notify import NOTIFY_GENERIC, NOTIFY_SET, notify_keyspace_event
 from sets import (
     HASHTABLE,
     INTSET,
@@ -197,27 +198,18 @@ def sadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     lookup, one change signal, the replies encoded together. Each call converts, adds, answers,
     counts and is logged as it would alone; another command, key or spelling ends the run, and a
     missing key or one of another type leaves the calls to the single path."""
-    first = commands[start]
-    name = first[0]
-    key = first[1]
-    n = len(commands)
-    end = start
-    while end < n:
-        argv = commands[end]
-        if len(argv) < 3 or argv[0] != name or argv[1] != key:
-            break
-        end += 1
+    end = run_end(commands, start, 3)
     done = end - start
     if done < 2:
         return 0
+    key = commands[start][1]
     db = client.db
     s = db.get(key)
     if type(s) is not Set:
         return 0
     limits = LIMITS
-    ks = client.keyspace
-    effects = client.effects
     replies: list[bytes] = []
+    changing: list[list[bytes]] = []  # the calls that added members: the others change nothing
     total = 0
     for i in range(start, end):
         argv = commands[i]
@@ -226,13 +218,11 @@ def sadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
         replies.append(b":%d\r\n" % added)
         if added:
             total += added
-            if effects.active:
-                effects.pending.append((db.index, argv))
-            if ks.notify_flags & NOTIFY_SET:
-                notify(ks, NOTIFY_SET, b"sadd", key, db.index)
+            changing.append(argv)
     if total:
         _changed(db, key, s)
-        ks.dirty += total - 1
+        client.keyspace.dirty += total - 1
+        announce_calls(client, db, key, changing, 0, len(changing), NOTIFY_SET, b"sadd")
     client.out.append(b"".join(replies))
     return done
 

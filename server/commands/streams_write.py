@@ -12,6 +12,7 @@ from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
 from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
+from server.commands.runs import notify_times, run_end
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
 from server.notify import NOTIFY_STREAM, notify, notify_keyspace_event
@@ -365,15 +366,10 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     argc = len(first)
     if argc < 5 or not argc & 1 or first[2] != b"*":
         return _xadd_idempotent_run(client, commands, start) if argc > 6 else 0
-    name = first[0]
     key = first[1]
+    last = run_end(commands, start, 5, odd_argc=True)
     end = start + 1
-    n = len(commands)
-    while end < n:
-        argv = commands[end]
-        argc = len(argv)
-        if argc < 5 or not argc & 1 or argv[2] != b"*" or argv[1] != key or argv[0] != name:
-            break
+    while end < last and commands[end][2] == b"*":
         end += 1
     db = client.db
     s, created = _run_target(client, key)
@@ -391,9 +387,7 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     keyspace = client.keyspace
     keyspace.dirty += done - 1  # one change per entry, as one by one
     keyspace.signal_ready(db.index, key)
-    if keyspace.notify_flags & NOTIFY_STREAM:
-        for _ in range(done):
-            notify(keyspace, NOTIFY_STREAM, b"xadd", key, db.index)
+    notify_times(client, NOTIFY_STREAM, b"xadd", key, db.index, done)
     effects = client.effects
     if effects.active:
         # Each entry as an XADD with the ID it was given (dispatch hands them on with the run).

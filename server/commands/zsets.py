@@ -14,10 +14,11 @@ from protocol.floats import parse_c_double, parse_double
 from protocol.numbers import parse_int, plain_decimal
 from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from server import scan_order, value_types
-from server.command_table import command
+from server.command_table import command, run_of
 from server.commands.keys import parse_cursor
 from server.commands.mpop_args import mpop_keys
 from server.commands.mpop_args import parse_mpop as parse_mpop_args
+from server.commands.runs import announce_calls, run_end
 from server.commands.zsets_meta import META
 from server.glob import compile_glob
 from server.notify import NOTIFY_GENERIC, NOTIFY_ZSET, notify_keyspace_event
@@ -231,11 +232,12 @@ def _zadd_generic(client: Client, argv: list[bytes], incr: bool) -> Any:
     zs = get_zset(db, key)
     added = updated = processed = 0
     score = 0.0
+    created = zs is None
     if zs is None:
         if xx:
             return None if incr else 0
         zs = new_zset(client, elements, len(argv[i + 1]))
-        db.add(key, zs)
+        db.add(key, zs)  # counts one change
     elif zs.listpack and elements > client.server.config["zset-max-listpack-entries"]:
         zs.listpack = False
     current = zs.scores
@@ -263,7 +265,9 @@ def _zadd_generic(client: Client, argv: list[bytes], incr: bool) -> Any:
                 processed += 1
     finally:
         if added or updated:
-            db.signal_modified(key)
+            if not created:
+                db.signal_modified(key)
+            client.keyspace.dirty += added + updated - 1  # one change per member, as Redis counts
             notify_keyspace_event(client, NOTIFY_ZSET, b"zincr" if incr else b"zadd", key,
                                   db.index)
             client.propagate(argv)
@@ -275,6 +279,84 @@ def _zadd_generic(client: Client, argv: list[bytes], incr: bool) -> Any:
 @zcommand("zadd")
 def zadd(client: Client, argv: list[bytes]) -> Any:
     return _zadd_generic(client, argv, False)
+
+
+@run_of("zadd")
+def zadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `ZADD key score member [score member ...]` without options to one key, as a
+    client pipelines score updates: one lookup, the encoding limits read once, one change
+    signal, the replies encoded together. Each call converts, adds, answers, is announced and
+    logged as it would alone; another command, key or spelling, an option, an odd argument
+    count or a score that does not parse ends the run (the single path answers it), and a key
+    of another type leaves every call to the single path."""
+    last = run_end(commands, start, 4, even_argc=True)
+    # Every call's scores first: a call whose score does not parse ends the run before it, as
+    # the single path fails it before changing anything.
+    parsed: list[list[float]] = []
+    end = start
+    while end < last:
+        argv = commands[end]
+        scores: list[float] = []
+        try:
+            for j in range(2, len(argv), 2):
+                scores.append(_score_arg(argv[j]))
+        except ErrorReply:
+            break
+        parsed.append(scores)
+        end += 1
+    done = end - start
+    if done < 2:
+        return 0
+    first = commands[start]
+    key = first[1]
+    db = client.db
+    value = db.get(key)
+    zs: ZSet
+    created = value is None
+    if value is None:
+        zs = new_zset(client, len(parsed[0]), len(first[3]))
+        db.add(key, zs)  # counts one change
+    elif type(value) is ZSet:
+        zs = value
+    else:
+        return 0  # WRONGTYPE, from the single path
+    cfg = client.server.config
+    max_entries: int = cfg["zset-max-listpack-entries"]
+    max_value: int = cfg["zset-max-listpack-value"]
+    current = zs.scores
+    replies: list[bytes] = []
+    changing: list[list[bytes]] = []  # the calls that added or moved a member
+    changes = 0
+    for i in range(done):
+        argv = commands[start + i]
+        scores = parsed[i]
+        elements = len(scores)
+        if zs.listpack and elements > max_entries:
+            zs.listpack = False
+        added = updated = 0
+        for j in range(elements):
+            score = scores[j]
+            member = argv[3 + 2 * j]
+            cur = current.get(member)
+            if cur is None:
+                if zs.listpack and (len(current) + 1 > max_entries or len(member) > max_value):
+                    zs.listpack = False
+                zs.insert(member, score)
+                added += 1
+            elif score != cur:
+                zs.set_score(member, cur, score)
+                updated += 1
+        replies.append(b":%d\r\n" % added)
+        if added or updated:
+            changing.append(argv)
+            changes += added + updated
+    if changing:
+        if not created:
+            db.signal_modified(key)
+        client.keyspace.dirty += changes - 1  # one change per member, as Redis counts
+        announce_calls(client, db, key, changing, 0, len(changing), NOTIFY_ZSET, b"zadd")
+    client.out.append(b"".join(replies))
+    return done
 
 
 @zcommand("zincrby")
