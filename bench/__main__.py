@@ -24,6 +24,7 @@ from bench.lists_bench import BlpopHandoffCase, ListMemoryCase, ListPushPopCase
 from bench.memory import MemoryCase
 from bench.pubsub_bench import PublishCase
 from bench.rdb_load import RdbLoadCase
+from bench.replication_bench import XaddReplicaCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
 from bench.runner import run_case
@@ -44,7 +45,7 @@ CASES: dict[str, Case] = {c.name: c for c in
                            ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase(),
                            BitsCase(),
                            ZaddCase(), ZrangeCase(), ZsetMemoryCase(),
-                           PublishCase(), RdbLoadCase()]}
+                           PublishCase(), RdbLoadCase(), XaddReplicaCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

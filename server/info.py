@@ -176,6 +176,8 @@ def section_memory(server: Server) -> str:
     dataset = used - startup
     maxmemory = server.config["maxmemory"]
     system = total_system_memory()
+    backlog = server.replication.state.backlog
+    backlog_bytes = backlog.size if backlog is not None else 0
     pairs: list[tuple[str, object]] = [
         ("used_memory", used), ("used_memory_human", bytes_to_human(used)),
         ("used_memory_rss", used), ("used_memory_rss_human", bytes_to_human(used)),
@@ -198,8 +200,8 @@ def section_memory(server: Server) -> str:
         ("allocator_rss_ratio", "1.00"), ("allocator_rss_bytes", 0),
         ("rss_overhead_ratio", "1.00"), ("rss_overhead_bytes", 0),
         ("mem_fragmentation_ratio", "1.00"), ("mem_fragmentation_bytes", 0),
-        ("mem_not_counted_for_evict", 0), ("mem_replication_backlog", 0),
-        ("mem_total_replication_buffers", 0), ("mem_clients_slaves", 0),
+        ("mem_not_counted_for_evict", 0), ("mem_replication_backlog", backlog_bytes),
+        ("mem_total_replication_buffers", backlog_bytes), ("mem_clients_slaves", 0),
         ("mem_clients_normal", 0), ("mem_cluster_links", 0), ("mem_aof_buffer", 0),
         ("mem_allocator", "libc"), ("mem_overhead_db_hashtable_rehashing", 0),
         ("active_defrag_running", 0), ("lazyfree_pending_objects", 0), ("lazyfreed_objects", 0),

@@ -144,6 +144,16 @@ class RawReplica:
             self.sock.settimeout(10.0)
         return commands
 
+    def follow(self, duration: float) -> bytes:
+        """Read the stream for duration seconds, acknowledging it every 0.2 s as a replica
+        does (Redis starts a diskless replica's stream at an ACK received once it is online)."""
+        got = b""
+        deadline = time.monotonic() + duration
+        while time.monotonic() < deadline:
+            self.ack()
+            got += self.read_stream(1 << 30, timeout=0.2)
+        return got
+
     @property
     def offset(self) -> int:
         """The master offset of the last stream byte received."""

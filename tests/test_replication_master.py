@@ -4,10 +4,12 @@ the backlog; WAIT, WAITAOF, min-replicas-to-write, ROLE, INFO replication, CLIEN
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -95,7 +97,11 @@ def test_redis_check_rdb_accepts_the_snapshot(master) -> None:
         payload, _ = replica.sync_full()
     finally:
         replica.close()
-    result = check_rdb_with(binary.replace("redis-server", "redis-check-rdb"), payload)
+    # redis-check-rdb is redis-server started under that name (what `make install` links).
+    link_dir = tempfile.mkdtemp(prefix="check-rdb-")
+    checker = os.path.join(link_dir, "redis-check-rdb")
+    os.symlink(binary, checker)
+    result = check_rdb_with(checker, payload)
     assert result.returncode == 0 and "RDB looks OK" in result.stdout, result.stdout
 
 
@@ -547,3 +553,108 @@ def test_large_snapshot_to_a_slow_reader(diskless: str) -> None:
             loaded.stop()
     finally:
         srv.stop()
+
+
+def test_replication_options_from_a_config_file_and_config_rewrite(tmp_path) -> None:
+    from tests.test_cli import RunningServer
+
+    conf = tmp_path / "rivulet.conf"
+    conf.write_text("min-slaves-to-write 2\nrepl-backlog-size 64kb\nrepl-diskless-sync no\n")
+    with RunningServer(str(conf), "--dir", str(tmp_path)) as srv:
+        c = redis.Redis(port=srv.port)
+        assert c.config_get("min-replicas-to-write") == {"min-replicas-to-write": "2"}
+        assert c.config_get("repl-diskless-sync") == {"repl-diskless-sync": "no"}
+        assert c.info("replication")["repl_backlog_size"] == 65536
+        with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+            c.set("k", "v")
+        c.config_set("repl-timeout", "30")
+        c.config_set("min-replicas-to-write", "0")
+        assert c.execute_command("CONFIG", "REWRITE") == b"OK"
+        c.close()
+    text = conf.read_text()
+    assert "repl-timeout 30" in text.splitlines()
+    with RunningServer(str(conf), "--dir", str(tmp_path)) as srv:
+        c = redis.Redis(port=srv.port)
+        assert c.config_get("repl-timeout") == {"repl-timeout": "30"}
+        assert c.set("k", "v")
+        c.close()
+
+
+def test_diskless_delay_and_max_replicas_share_one_snapshot() -> None:
+    srv = ServerProcess("--repl-diskless-sync-delay", "60",
+                        "--repl-diskless-sync-max-replicas", "2").start()
+    first, second = RawReplica(srv.port), RawReplica(srv.port)
+    try:
+        r = _client(srv)
+        r.set("k", "v")
+        first.handshake(port=7001)
+        first.send("PSYNC", "?", -1)
+        time.sleep(1.5)
+        # Waiting for the delay: no snapshot yet, newlines keep the link alive.
+        first.sock.settimeout(0.5)
+        try:
+            early = first.sock.recv(1000)
+        except TimeoutError:
+            early = b""
+        first.sock.settimeout(10)
+        assert early.strip(b"\n") == b""
+        assert r.info("replication")["slave0"]["state"] == "wait_bgsave"
+        second.handshake(port=7002)
+        # The second replica reaches repl-diskless-sync-max-replicas: one snapshot for both.
+        words = second.psync()
+        first.buf = early.lstrip(b"\n")
+        line = first.line()
+        assert line.split()[0] == b"+FULLRESYNC" and line.split() == words
+        assert first.rdb()[0] == second.rdb()[0]
+        assert r.info("stats")["sync_full"] == 2
+    finally:
+        first.close()
+        second.close()
+        srv.stop()
+
+
+def test_diskless_delay_waits_then_syncs() -> None:
+    srv = ServerProcess("--repl-diskless-sync-delay", "1").start()
+    replica = RawReplica(srv.port)
+    try:
+        replica.handshake()
+        t0 = time.monotonic()
+        assert replica.psync()[0] == b"+FULLRESYNC"
+        assert time.monotonic() - t0 >= 0.9
+        assert replica.rdb()[0].startswith(b"REDIS0012")
+    finally:
+        replica.close()
+        srv.stop()
+
+
+def test_client_unblock_releases_a_wait(master) -> None:
+    r = _client(master)
+    replica = RawReplica(master.port)
+    waiting = redis.Redis(port=master.port)
+    try:
+        replica.sync_full()
+        waiting.set("k", "v")
+        replica.read_commands(2)
+        my_id = waiting.client_id()
+        result: list = []
+        thread = threading.Thread(target=lambda: result.append(waiting.execute_command("WAIT", 1, 0)))
+        thread.start()
+        replica.read_commands(1)  # GETACK
+        assert wait_for(lambda: any(c["id"] == str(my_id) and "b" in c["flags"]
+                                    for c in r.client_list()))
+        assert r.client_unblock(my_id) == 1
+        thread.join(5)
+        assert result == [0]
+        # Parked again in another command: a late ACK of the old WAIT must not release it.
+        thread = threading.Thread(
+            target=lambda: result.append(waiting.xread({"nothing": "$"}, block=1500)))
+        thread.start()
+        time.sleep(0.3)
+        replica.ack()
+        time.sleep(0.3)
+        assert len(result) == 1
+        thread.join(5)
+        assert result[1] in (None, [], {})
+    finally:
+        replica.close()
+        waiting.close()

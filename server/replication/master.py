@@ -7,6 +7,11 @@ write path pays nothing for replication. Each command's effects are encoded once
 where the database differs from the stream's own (Redis's `server.slaveseldb`), fed to the
 backlog and queued on every replica that takes the stream now; a replica whose snapshot is
 being produced keeps what arrives meanwhile and gets it after the snapshot, exactly once.
+
+A server that follows a master (the replica side) does not produce a stream of its own: its
+writes come from its master, whose stream it passes on unchanged with `feed` (to its backlog
+and its own replicas, Redis's replicationFeedStreamFromMasterStream); `disconnect_replicas`
+makes its replicas sync again when its history changes (Redis's disconnectSlaves).
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ class Master:
         self.sync_partial_err = 0
         # Set by WAIT's module: called when acks (or the local fsync) move.
         self.on_acks: list = []
+        # min-replicas-to-write from the configuration refuses writes from the start.
+        self.refresh_good_replicas()
 
     # --- the stream ---------------------------------------------------------------------------
 
@@ -203,11 +210,15 @@ class Master:
         if not link.pre_psync:
             link.send(b"+FULLRESYNC %s %d\r\n" % (self.state.replid.encode(), offset))
 
-    def _socket_target(self) -> bool:
+    def _socket_target(self, group: list[ReplicaLink] | None = None) -> bool:
+        """Whether the snapshot for these replicas (by default, every one waiting) goes to
+        their sockets: diskless sync on and every one of them able to read the EOF framing, or
+        a snapshot without data (which only EOF-capable replicas may ask for)."""
         config = self.server.config
-        waiting = [link for link in self.replicas if link.state == WAIT_BGSAVE_START]
-        return bool(config["repl-diskless-sync"]) and all(link.capa_eof for link in waiting) \
-            or any(link.rdb_without_data for link in waiting)
+        if group is None:
+            group = [link for link in self.replicas if link.state == WAIT_BGSAVE_START]
+        return bool(config["repl-diskless-sync"]) and all(link.capa_eof for link in group) \
+            or any(link.rdb_without_data for link in group)
 
     def maybe_start_delayed(self) -> None:
         """Start a diskless snapshot once repl-diskless-sync-delay passed since the first
@@ -230,10 +241,10 @@ class Master:
         waiting = [link for link in self.replicas if link.state == WAIT_BGSAVE_START]
         if not waiting:
             return
-        socket = self._socket_target()
         # One snapshot serves them all: those asking for different contents wait for the next.
         without_data = waiting[0].rdb_without_data
         waiting = [link for link in waiting if link.rdb_without_data == without_data]
+        socket = self._socket_target(waiting)
         server = self.server
         try:
             self.child = SnapshotChild(server.keyspace, server.config, socket, not without_data)
@@ -427,6 +438,11 @@ class Master:
         for callback in self.on_acks:
             callback()
 
+    def disconnect_replicas(self) -> None:
+        """Close every replica's link: they sync again (with a full or partial resync)."""
+        for link in list(self.replicas):
+            link.client.close()
+
     def request_acks(self) -> None:
         """WAIT needs fresh acks: REPLCONF GETACK * goes into the stream before the loop sleeps
         (once, however many clients asked)."""
@@ -473,8 +489,10 @@ class Master:
         period = config["repl-ping-replica-period"]
         if self.replicas and now - self.last_ping >= period:
             self.last_ping = now
-            # No database: a PING is not preceded by a SELECT.
-            self.feed(_PING)
+            # No database: a PING is not preceded by a SELECT. A replica's replicas get its
+            # master's PINGs instead.
+            if self.server.is_master():
+                self.feed(_PING)
         elif not self.replicas:
             self.last_ping = now
         # Replicas waiting for a snapshot get a newline now and then, so they do not time out.

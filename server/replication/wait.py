@@ -58,6 +58,10 @@ class WaitManager:
 
     def park(self, waiter: Waiter, timeout_ms: int) -> None:
         """Called by the command, which returns a Block on no key: the client is parked."""
+        # A client waits in one command at a time: an earlier waiter of it was released
+        # otherwise (CLIENT UNBLOCK) and is forgotten now.
+        for old in [w for w in self.waiters if w.client is waiter.client]:
+            self._forget(old)
         self.waiters.append(waiter)
         loop = self.master.server.loop
         assert loop is not None
@@ -69,27 +73,33 @@ class WaitManager:
         waiter.timer = None
         self._release(waiter, self.reply_for(waiter))
 
-    def _release(self, waiter: Waiter, reply: Any) -> None:
+    def _forget(self, waiter: Waiter) -> None:
         if waiter in self.waiters:
             self.waiters.remove(waiter)
         if waiter.timer is not None:
             waiter.timer.cancel()
             waiter.timer = None
+
+    @staticmethod
+    def _still_waiting(waiter: Waiter) -> bool:
+        """Whether the client is still parked in this WAIT / WAITAOF (not gone, not released
+        by CLIENT UNBLOCK, not parked since in another command)."""
         client = waiter.client
-        if client.closed or client.blocked is None:
-            return
-        client.server.blocking.unblock(client, reply)
+        blocked = client.blocked
+        return (not client.closed and blocked is not None
+                and blocked.command.name == ("waitaof" if waiter.aof else "wait"))
+
+    def _release(self, waiter: Waiter, reply: Any) -> None:
+        self._forget(waiter)
+        if self._still_waiting(waiter):
+            waiter.client.server.blocking.unblock(waiter.client, reply)
 
     def process(self) -> None:
         """Acks (or the local fsync) moved: release whoever is served now."""
         aof_enabled = self.master.server.persistence.aof is not None
         for waiter in list(self.waiters):
-            client = waiter.client
-            if client.closed or client.blocked is None:
-                # Gone, or released otherwise (CLIENT UNBLOCK).
-                self.waiters.remove(waiter)
-                if waiter.timer is not None:
-                    waiter.timer.cancel()
+            if not self._still_waiting(waiter):
+                self._forget(waiter)
                 continue
             if waiter.aof and waiter.numlocal and not aof_enabled:
                 self._release(waiter, ErrorReply(WAITAOF_NO_AOF))
