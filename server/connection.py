@@ -87,6 +87,10 @@ class Client(asyncio.Protocol):
         # The link from this server's master (server/replication/replica.py): its commands
         # apply on a read-only replica, and get no replies.
         self.is_master = False
+        # Dispatch makes a replica's checks (READONLY, MASTERDOWN) for this client: set on every
+        # client while the server is a replica, except on its master's link. A field of the
+        # client, so that a master pays one field test per command for them.
+        self.replica_checks: bool = server.replica_gate
         self.close_after_reply = False
         self.closed = False
         self.out: list[bytes] = []

@@ -114,7 +114,7 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
             client.multi_error = True
         cmd.rejected_calls += 1
         return NOAUTH
-    if server.replica_gate and not client.is_master:
+    if client.replica_checks:
         refused = _replica_refusal(client, cmd)
         if refused is not None:
             if client.multi is not None:
@@ -185,7 +185,7 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     """
     server = client.server
     if (client.multi is not None or not client.authenticated or server.loading
-            or client.is_loader or client.subs is not None or server.replica_gate
+            or client.is_loader or client.subs is not None or client.replica_checks
             or (cmd.is_write and server.write_error is not None)):
         return 0
     t0 = _clock()

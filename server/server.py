@@ -85,8 +85,8 @@ class Server:
         self.replication = Master(self)
         self.waits = WaitManager(self.replication)
         # The link to our master when this server is a replica (server/replication/replica.py);
-        # replica_gate is the one test dispatch makes for the replica's checks (READONLY,
-        # MASTERDOWN).
+        # replica_gate says it is one (its clients then carry replica_checks: dispatch's one test
+        # for READONLY and MASTERDOWN).
         self.replica_gate = False
         self.master_link = MasterLink(self)
         for hook in STARTUP_HOOKS:

@@ -35,6 +35,7 @@ def _fake_client(server: Server):
     client = Client(server)
     client.set_authenticated(True)
     client.is_loader = True
+    client.replica_checks = False  # what a file holds applies, replica or not (mustObeyClient)
     return client
 
 

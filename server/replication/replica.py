@@ -133,6 +133,8 @@ class MasterLink:
         server = self.server
         is_replica = self.host is not None
         server.replica_gate = is_replica
+        for client in server.clients.values():
+            client.replica_checks = is_replica and not client.is_master
         server.replica_of = (self.host, self.port) if self.host is not None else None
         server.keyspace.expiry = EXPIRY_HIDE if is_replica else EXPIRY_DELETE
         server.config.values["replicaof"] = (self.host, self.port) if is_replica else None
@@ -518,6 +520,7 @@ class MasterLink:
         server = self.server
         client = Client(server)
         client.is_master = True
+        client.replica_checks = False
         client.set_authenticated(True)
         client.transport = writer.transport
         client.addr = _format_addr(writer.get_extra_info("peername"))
