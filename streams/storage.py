@@ -506,7 +506,7 @@ class EntryStore:
         if self.nodes and self.nodes[-1].fields == names:
             node.fields = self.nodes[-1].fields
         n = len(msd)
-        if n and max(msd) > _U32:
+        if n and msd[-1] > _U32:  # the deltas ascend with the IDs
             node.msd = array("Q", msd)
             node.per += 4
         else:

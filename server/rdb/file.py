@@ -16,8 +16,9 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
+from hashes.hash import Hash
 from server.rdb.primitives import RdbError, RdbReader, RdbWriter, crc64
 from server.rdb.stream_codec import (
     EXTRAS_AUX_NAME,
@@ -32,26 +33,26 @@ if TYPE_CHECKING:
     from server.config import Config
     from server.keyspace import Keyspace
 
-RDB_VERSION = 12
+RDB_VERSION: Final = 12
 
 # A stream's state type 21 has no room for (XADD IDMP's producers, XNACKed entries) follows
 # the stream's record in an AUX field (stream_codec.EXTRAS_AUX_NAME: database, key, blob),
 # which Redis ignores. iter_rdb yields it as a record of this type: (db, key, EXTRAS_RECORD,
 # blob, ...).
-EXTRAS_RECORD = -1
+EXTRAS_RECORD: Final = -1
 
-OP_SLOT_INFO = 244
-OP_FUNCTION2 = 245
-OP_FUNCTION_PRE_GA = 246
-OP_MODULE_AUX = 247
-OP_IDLE = 248
-OP_FREQ = 249
-OP_AUX = 250
-OP_RESIZEDB = 251
-OP_EXPIRETIME_MS = 252
-OP_EXPIRETIME = 253
-OP_SELECTDB = 254
-OP_EOF = 255
+OP_SLOT_INFO: Final = 244
+OP_FUNCTION2: Final = 245
+OP_FUNCTION_PRE_GA: Final = 246
+OP_MODULE_AUX: Final = 247
+OP_IDLE: Final = 248
+OP_FREQ: Final = 249
+OP_AUX: Final = 250
+OP_RESIZEDB: Final = 251
+OP_EXPIRETIME_MS: Final = 252
+OP_EXPIRETIME: Final = 253
+OP_SELECTDB: Final = 254
+OP_EOF: Final = 255
 
 # Redis's REDIS_AUTOSYNC_BYTES: with rdb-save-incremental-fsync, the file is fsynced every time
 # this much more has been written, so that the final fsync never has gigabytes to flush at once.
@@ -275,13 +276,53 @@ def _plain_string(data: bytes, pos: int, end: int) -> tuple[bytes, int]:
     return data[pos:stop], stop
 
 
+class RecordSink:
+    """Where `read_records` hands each key it reads. `add` returns True when the reader should
+    pause (yield) after this key: the loader pauses every so many keys to serve the event loop,
+    `iter_rdb`'s collector after each one."""
+
+    def add(self, db: int, key: bytes, rdb_type: int, value: Any, expire: int, idle: int,
+            freq: int, offset: int) -> bool:
+        raise NotImplementedError
+
+
+class _Collector(RecordSink):
+    """The sink of iter_rdb: keeps the one record just read."""
+
+    def __init__(self) -> None:
+        self.record: KeyRecord | None = None
+
+    def add(self, db: int, key: bytes, rdb_type: int, value: Any, expire: int, idle: int,
+            freq: int, offset: int) -> bool:
+        self.record = (db, key, rdb_type, value, expire, idle, freq, offset)
+        return True
+
+
 def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases: int,
              *, verify_checksum: bool = True, trace: Trace | None = None) -> Iterator[KeyRecord]:
     """Every key of an RDB file's bytes, in order; the envelope goes into info as it is met.
     Raises RdbLoadError at the first damage (with the offset reading stopped at). `trace`, if
     given, hears of each envelope item and of what is being read (the checker's report)."""
+    sink = _Collector()
+    for _ in read_records(data, config, info, now_ms, databases, sink,
+                          verify_checksum=verify_checksum, trace=trace):
+        record = sink.record
+        assert record is not None
+        yield record
+
+
+def read_records(data: bytes, config: Config, info: RdbFile, now_ms: int, databases: int,
+                 sink: RecordSink, *, verify_checksum: bool = True,
+                 trace: Trace | None = None) -> Iterator[None]:
+    """Read an RDB file's bytes, handing every key to `sink` in order and yielding when it asks
+    to pause; the envelope goes into info as it is met. Raises RdbLoadError at the first damage
+    (with the offset reading stopped at). A key is one native call, not a tuple per key: a
+    file holds millions."""
     if trace is not None:
         trace("doing", 0, "check-header")
+    # The value codecs read a few settings per value: the server's Config answers through a
+    # Python method, its dict of values directly.
+    settings: Any = getattr(config, "values", config)
     info.version = read_header(data)
     r = RdbReader(data, 9)
     string = r.string
@@ -302,18 +343,31 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
             if op == 0 and trace is None:
                 # The common record, a string key holding a string, read without the dispatch;
                 # plain strings of up to 16383 bytes without a call per string.
+                # A string under 64 bytes inline (no tuple, no boxed position), then up to
+                # 16383 bytes through _plain_string, then anything else through the reader.
                 pos += 1
-                key, pos = _plain_string(data, pos, end_of_data)
-                if pos < 0:
-                    key = string()
-                    pos = r.pos
-                value, pos2 = _plain_string(data, pos, end_of_data)
-                if pos2 < 0:
-                    r.pos = pos
-                    value = string()
+                n = data[pos] if pos < end_of_data else 0xFF
+                if n < 0x40 and pos + 1 + n <= end_of_data:
+                    key = data[pos + 1:pos + 1 + n]
+                    pos += 1 + n
                 else:
-                    r.pos = pos2
-                yield (db, key, 0, value, expire, idle, freq, start)
+                    key, pos = _plain_string(data, pos, end_of_data)
+                    if pos < 0:
+                        key = string()
+                        pos = r.pos
+                n = data[pos] if pos < end_of_data else 0xFF
+                if n < 0x40 and pos + 1 + n <= end_of_data:
+                    value = data[pos + 1:pos + 1 + n]
+                    r.pos = pos + 1 + n
+                else:
+                    value, pos2 = _plain_string(data, pos, end_of_data)
+                    if pos2 < 0:
+                        r.pos = pos
+                        value = string()
+                    else:
+                        r.pos = pos2
+                if sink.add(db, key, 0, value, expire, idle, freq, start):
+                    yield None
                 expire = idle = freq = -1
                 start = r.pos
                 continue
@@ -362,7 +416,8 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                     extras_db, extras_key, blob = parse_extras_aux(aux_value)
                     if extras_db >= databases:
                         raise RdbError("Stream extras for a database out of range", start)
-                    yield (extras_db, extras_key, EXTRAS_RECORD, blob, -1, -1, -1, start)
+                    if sink.add(extras_db, extras_key, EXTRAS_RECORD, blob, -1, -1, -1, start):
+                        yield None
                 else:
                     info.aux.append((aux_name, aux_value))
                 start = r.pos
@@ -387,12 +442,13 @@ def iter_rdb(data: bytes, config: Config, info: RdbFile, now_ms: int, databases:
                 trace("doing", r.pos, "read-object-value")
                 trace("key", r.pos, key)
             try:
-                value = read_value(r, op, config, now_ms)
+                value = read_value(r, op, settings, now_ms)
             except EmptyKeyError:
                 # Old Redis versions could save empty keys: Redis skips them, and so do we.
                 info.empty_keys_skipped += 1
             else:
-                yield (db, key, op, value, expire, idle, freq, start)
+                if sink.add(db, key, op, value, expire, idle, freq, start):
+                    yield None
             expire = idle = freq = -1
             start = r.pos
         end = r.pos
@@ -424,61 +480,76 @@ class LoadStats:
     info: RdbFile = field(default_factory=RdbFile)
 
 
+class _KeyspaceSink(RecordSink):
+    """Puts each key read into the keyspace (with its TTL and access data), skipping keys
+    already expired as a master does (a replica, keep_expired, keeps them); asks for a pause
+    every `chunk` keys."""
+
+    def __init__(self, keyspace: Keyspace, stats: LoadStats, now: int, chunk: int,
+                 keep_expired: bool = False) -> None:
+        self.keep_expired = keep_expired
+        self.dbs = keyspace.dbs
+        self.stats = stats
+        self.now = now
+        self.chunk = chunk
+        self.count = 0
+        self.lru_clock: int = keyspace.lru_clock
+        self.lfu: bool = keyspace.lfu
+        self.minutes = keyspace.lfu_minutes()
+        from server.commands.hash_expire import schedule  # (imports this module's users)
+
+        self.schedule: Callable[[int, bytes, Hash], None] = schedule
+
+    def add(self, db_index: int, key: bytes, rdb_type: int, value: Any, expire: int, idle: int,
+            freq: int, offset: int) -> bool:
+        if rdb_type == EXTRAS_RECORD:
+            stream = self.dbs[db_index].data.get(key)
+            if type(stream) is Stream:  # (not when the key was skipped as expired)
+                try:
+                    apply_stream_extras(stream, value)
+                except RdbError as exc:
+                    raise RdbLoadError(exc.message, offset) from None
+            return False
+        if expire != -1 and expire < self.now and not self.keep_expired:
+            self.stats.keys_expired += 1
+            return False
+        db = self.dbs[db_index]
+        # One lookup, not a test then a store: with millions of keys, each is a cache miss.
+        if db.data.setdefault(key, value) is not value:
+            raise RdbLoadError(f"RDB has duplicated key '{key.decode('utf-8', 'replace')}' in "
+                               f"DB {db_index}", offset)
+        if expire != -1:
+            db.expires[key] = expire
+        if type(value) is bytes:
+            if self.lfu:
+                db.access[key] = (self.minutes << 8) | (freq if freq != -1 else 5)
+            elif idle != -1:
+                db.access[key] = self.lru_clock - idle
+        else:
+            if self.lfu:
+                value.lru = (self.minutes << 8) | (freq if freq != -1 else 5)
+            else:
+                value.lru = self.lru_clock - idle if idle != -1 else self.lru_clock
+            if type(value) is Hash and value.min_expire() is not None:
+                # Fields with a time to live join the active expiry cycle's schedule.
+                self.schedule(db_index, key, value)
+        self.count += 1
+        if self.count >= self.chunk:
+            self.stats.keys_loaded += self.count
+            self.count = 0
+            return True
+        return False
+
+
 def load_rdb(data: bytes, keyspace: Keyspace, config: Config, stats: LoadStats,
              *, chunk: int = 1000, keep_expired: bool = False) -> Iterator[None]:
     """Load a file's bytes into an empty keyspace, yielding every `chunk` keys so that the
     caller can serve the event loop (clients get -LOADING). Keys already expired are skipped, as
     a master does, unless keep_expired (a replica keeps them until its master's DEL). Raises
     RdbLoadError; what was loaded before the damage stays for the caller to discard."""
-    from hashes.hash import Hash
-    from server.commands.hash_expire import schedule
-
-    now = int(time.time() * 1000)
-    dbs = keyspace.dbs
-    lru_clock = keyspace.lru_clock
-    lfu = keyspace.lfu
-    minutes = keyspace.lfu_minutes()
-    count = 0
-    for db_index, key, rdb_type, value, expire, idle, freq, offset in iter_rdb(
-            data, config, stats.info, now, len(dbs)):
-        if rdb_type == EXTRAS_RECORD:
-            stream = dbs[db_index].data.get(key)
-            if type(stream) is Stream:  # (not when the key was skipped as expired)
-                try:
-                    apply_stream_extras(stream, value)
-                except RdbError as exc:
-                    raise RdbLoadError(exc.message, offset) from None
-            continue
-        if expire != -1 and expire < now and not keep_expired:
-            stats.keys_expired += 1
-            continue
-        db = dbs[db_index]
-        db_data = db.data
-        if key in db_data:
-            raise RdbLoadError(f"RDB has duplicated key '{key.decode('utf-8', 'replace')}' in "
-                               f"DB {db_index}", offset)
-        db_data[key] = value
-        if expire != -1:
-            db.expires[key] = expire
-        if type(value) is bytes:
-            if lfu:
-                db.access[key] = (minutes << 8) | (freq if freq != -1 else 5)
-            elif idle != -1:
-                db.access[key] = lru_clock - idle
-        else:
-            if lfu:
-                value.lru = (minutes << 8) | (freq if freq != -1 else 5)
-            else:
-                value.lru = lru_clock - idle if idle != -1 else lru_clock
-            if type(value) is Hash and value.min_expire() is not None:
-                # Fields with a time to live join the active expiry cycle's schedule.
-                schedule(db_index, key, value)
-        count += 1
-        if count >= chunk:
-            stats.keys_loaded += count
-            count = 0
-            yield
-    stats.keys_loaded += count
+    sink = _KeyspaceSink(keyspace, stats, int(time.time() * 1000), chunk, keep_expired)
+    yield from read_records(data, config, stats.info, sink.now, len(keyspace.dbs), sink)
+    stats.keys_loaded += sink.count
 
 
 def is_short_read(exc: RdbLoadError, size: int) -> bool:

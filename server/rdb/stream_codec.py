@@ -51,6 +51,7 @@ _FLAG_SAMEFIELDS: Final = 2
 _U64: Final = (1 << 64) - 1
 _I64_MIN: Final = -(1 << 63)
 _I64_MAX: Final = (1 << 63) - 1
+_I62: Final = (1 << 62) - 1
 _ENTRIES_READ_UNKNOWN: Final = _U64  # Redis's SCG_INVALID_ENTRIES_READ (-1) as a length
 
 
@@ -284,48 +285,27 @@ def _int(lp: bytes, p: int, end: int) -> tuple[int, int]:
     return e, p
 
 
-def _copy(lp: bytes, p: int, end: int, data: bytearray) -> int:
-    """Append the element at lp[p] to a node's data as a value (LEB128 length, then the bytes;
-    an integer as its decimal digits, as Redis replies with it); the position after it."""
-    b = lp[p] if p < end else 0xFF
-    if 0x80 <= b < 0xC0:  # the usual value: a string under 64 bytes
-        n = b & 0x3F
-        q = p + 1 + n
-        if q < end and lp[q] == n + 1:
-            data.append(n)
-            data += lp[p + 1:q]
-            return q + 1
-    elif b >= 0xC0 and b < 0xE0:  # a 13-bit integer
-        if p + 2 < end and lp[p + 2] == 2:
-            iv = ((b & 0x1F) << 8) | lp[p + 1]
-            digits = b"%d" % (iv - 0x2000 if iv >= 0x1000 else iv)
-            data.append(len(digits))
-            data += digits
-            return p + 3
-    elif b < 0x80:
-        if p + 1 < end and lp[p + 1] == 1:
-            if b < 10:
-                data.append(1)
-                data.append(0x30 + b)
-            else:
-                digits = b"%d" % b
-                data.append(len(digits))
-                data += digits
-            return p + 2
-    v, p = _element(lp, p, end)
-    _put(data, v)
-    return p
+# A node's data is built as a list of pieces joined once: appending to a list is a C call,
+# where bytearray.append is a method looked up on every call. Values are stored as Redis
+# replies with them (integers as their decimal digits), each after its LEB128 length.
+_LEN: Final = [bytes((n,)) for n in range(128)]
+_SMALL_INT: Final = [bytes((len(b"%d" % n),)) + b"%d" % n for n in range(128)]
+# The 13-bit integers met so far, made once each (a node holds the same few over and over).
+_INT13: Final[list[bytes | None]] = [None] * 8192
 
 
-def _put(data: bytearray, v: bytes | int) -> None:
-    """Append one value to a node's data: LEB128 length, bytes (ints as Redis replies them)."""
+def _piece(v: bytes | int) -> bytes:
+    """One value as a node stores it: LEB128 length, then the bytes (an int as its digits)."""
     s = v if isinstance(v, bytes) else b"%d" % v
     n = len(s)
+    if n < 0x80:
+        return _LEN[n] + s
+    prefix = bytearray()
     while n >= 0x80:
-        data.append((n & 0x7F) | 0x80)
+        prefix.append((n & 0x7F) | 0x80)
         n >>= 7
-    data.append(n)
-    data += s
+    prefix.append(n)
+    return bytes(prefix) + s
 
 
 def _as_bytes(v: bytes | int) -> bytes:
@@ -333,10 +313,13 @@ def _as_bytes(v: bytes | int) -> bytes:
 
 
 def _decode_node(lp: bytes, master: int) -> tuple[
-        tuple[bytes, ...], list[int], list[int], list[int], bytearray, bytearray | None, int]:
+        tuple[bytes, ...], list[int], list[int], list[int], bytes, bytearray | None, int]:
     """One stream listpack as a node's packed parts (see EntryStore.load_node): names, ms
     deltas, sequences, offsets, data, tombstone bitmap, live count. Validates it whole:
-    header, every element, the master entry, each entry's lp-count and the counts."""
+    header, every element, the master entry, each entry's lp-count and the counts.
+
+    The common elements (7- and 13-bit integers, strings under 64 bytes) are read inline, their
+    back-length checked as _element checks it; anything else goes through _element."""
     total = len(lp)
     if total < 7:
         raise _Damaged("listpack too short")
@@ -370,7 +353,8 @@ def _decode_node(lp: bytes, master: int) -> tuple[
     msd: list[int] = []
     seqs: list[int] = []
     offs: list[int] = []
-    data = bytearray()
+    pieces: list[bytes] = []
+    w = 0  # the length of the data so far
     dead: bytearray | None = None
     master_ms = master >> 64
     master_seq = master & _U64
@@ -379,16 +363,38 @@ def _decode_node(lp: bytes, master: int) -> tuple[
     prev_ms = master_ms
     prev_sq = master_seq - 1
     found_dead = 0
+    int13 = _INT13
     for i in range(count):
-        flags, p = _int(lp, p, end)
-        dms, p = _int(lp, p, end)
-        dseq, p = _int(lp, p, end)
-        # Both deltas are unsigned differences stored as signed int64s: they wrap.
+        # flags, ms delta, seq delta: 7-bit integers mostly (a 13-bit ms delta in a full node).
+        b = lp[p] if p < end else 0xFF
+        if b < 0x80 and p + 1 < end and lp[p + 1] == 1:
+            flags = b
+            p += 2
+        else:
+            flags, p = _int(lp, p, end)
+        b = lp[p] if p < end else 0xFF
+        if b < 0x80 and p + 1 < end and lp[p + 1] == 1:
+            dms = b
+            p += 2
+        elif 0xC0 <= b < 0xE0 and p + 2 < end and lp[p + 2] == 2:
+            iv = ((b & 0x1F) << 8) | lp[p + 1]
+            dms = iv - 0x2000 if iv >= 0x1000 else iv
+            p += 3
+        else:
+            dms, p = _int(lp, p, end)
+        b = lp[p] if p < end else 0xFF
+        if b < 0x80 and p + 1 < end and lp[p + 1] == 1:
+            dseq = b
+            p += 2
+        else:
+            dseq, p = _int(lp, p, end)
+        # Both deltas are unsigned differences stored as signed int64s: they wrap. (The
+        # 62-bit test first: compiled, a comparison with 2**64 - 1 is one of objects.)
         ms = master_ms + dms
-        if dms < 0 or ms > _U64:
+        if dms < 0 or (ms > _I62 and ms > _U64):
             ms &= _U64
         sq = master_seq + dseq
-        if sq < 0 or sq > _U64:
+        if sq < 0 or (sq > _I62 and sq > _U64):
             sq &= _U64
         if ms < prev_ms or (ms == prev_ms and sq <= prev_sq):
             raise _Damaged("entry IDs out of order")
@@ -396,11 +402,43 @@ def _decode_node(lp: bytes, master: int) -> tuple[
         prev_sq = sq
         msd.append(ms - master_ms)
         seqs.append(sq)
-        offs.append(len(data))
+        offs.append(w)
         if flags & _FLAG_SAMEFIELDS:
-            data.append(0)
+            pieces.append(b"\x00")
+            w += 1
             for _ in range(nfields):
-                p = _copy(lp, p, end, data)
+                b = lp[p] if p < end else 0xFF
+                if 0x80 <= b < 0xC0:  # the usual value: a string under 64 bytes
+                    n = b & 0x3F
+                    q = p + 1 + n
+                    if q < end and lp[q] == n + 1:
+                        pieces.append(_LEN[n])
+                        pieces.append(lp[p + 1:q])
+                        w += n + 1
+                        p = q + 1
+                        continue
+                elif b < 0x80:
+                    if p + 1 < end and lp[p + 1] == 1:
+                        piece = _SMALL_INT[b]
+                        pieces.append(piece)
+                        w += len(piece)
+                        p += 2
+                        continue
+                elif b < 0xE0:  # a 13-bit integer
+                    if p + 2 < end and lp[p + 2] == 2:
+                        iv = ((b & 0x1F) << 8) | lp[p + 1]
+                        cached = int13[iv]
+                        if cached is None:
+                            cached = _piece(iv - 0x2000 if iv >= 0x1000 else iv)
+                            int13[iv] = cached
+                        pieces.append(cached)
+                        w += len(cached)
+                        p += 3
+                        continue
+                v, p = _element(lp, p, end)
+                piece = _piece(v)
+                pieces.append(piece)
+                w += len(piece)
             extra = nfields + 3
         else:
             k, p = _int(lp, p, end)
@@ -412,19 +450,32 @@ def _decode_node(lp: bytes, master: int) -> tuple[
                 pairs.append(v)
             # Same names as the master entry: Rivulet's compact form, whatever the flag said.
             if k == nfields and all(_as_bytes(pairs[2 * j]) == names[j] for j in range(k)):
-                data.append(0)
+                pieces.append(b"\x00")
+                w += 1
                 for j in range(k):
-                    _put(data, pairs[2 * j + 1])
+                    piece = _piece(pairs[2 * j + 1])
+                    pieces.append(piece)
+                    w += len(piece)
             else:
                 n = k
+                prefix = bytearray()
                 while n >= 0x80:
-                    data.append((n & 0x7F) | 0x80)
+                    prefix.append((n & 0x7F) | 0x80)
                     n >>= 7
-                data.append(n)
+                prefix.append(n)
+                pieces.append(bytes(prefix))
+                w += len(prefix)
                 for v in pairs:
-                    _put(data, v)
+                    piece = _piece(v)
+                    pieces.append(piece)
+                    w += len(piece)
             extra = 2 * k + 4
-        lp_count, p = _int(lp, p, end)
+        b = lp[p] if p < end else 0xFF
+        if b < 0x80 and p + 1 < end and lp[p + 1] == 1:
+            lp_count = b
+            p += 2
+        else:
+            lp_count, p = _int(lp, p, end)
         if lp_count != extra:
             raise _Damaged("bad lp-count")
         elements += extra + 1  # the lp-count itself
@@ -439,7 +490,7 @@ def _decode_node(lp: bytes, master: int) -> tuple[
         raise _Damaged("deleted count mismatch")
     if declared != 65535 and declared != elements and elements < 65535:
         raise _Damaged("listpack element count mismatch")
-    return names, msd, seqs, offs, data, dead, count - ndead
+    return names, msd, seqs, offs, b"".join(pieces), dead, count - ndead
 
 
 # --- reading the value -----------------------------------------------------------------------
@@ -496,7 +547,7 @@ def read_stream(r: RdbReader, rdb_type: int, config: Any = None,
         if master <= prev_last:
             raise RdbError("Stream node IDs overlap", pos)
         last = ((master >> 64) + msd[-1]) << 64 | seqs[-1]
-        store.load_node(master, names, msd, seqs, offs, bytes(data), dead)
+        store.load_node(master, names, msd, seqs, offs, data, dead)
         prev_last = last
         prev_master = master
     length = r.length()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from hashes.hash import PACK_MAX_FIELDS, Hash
 from hashes.hash import pack as pack_hash
@@ -511,14 +511,70 @@ def _make_hash_from_pairs(flat: list[bytes], config: Any, start: int, by_count_o
     return _make_hash(flat, table, None)
 
 
+_DIGITS: Final = [b"%d" % i for i in range(128)]
+_BYTE: Final = [bytes((i,)) for i in range(256)]
+
+
+def _packed_from_listpack(lp: bytes) -> bytes:
+    """Rivulet's packed hash form (hashes.hash.pack) of a field/value listpack, read in one pass
+    with no list of items in between, for the common listpack: at most PACK_MAX_FIELDS fields,
+    every entry a string under 64 bytes or a 7-bit integer, no field twice. b"" for any other
+    (the general path then reads it, and reports what is wrong with it): it makes every check
+    listpack.unpack makes on the entries it takes."""
+    size = len(lp)
+    if size < 7 or lp[0] | lp[1] << 8 | lp[2] << 16 | lp[3] << 24 != size or lp[size - 1] != 0xFF:
+        return b""
+    numele = lp[4] | (lp[5] << 8)
+    if numele == 0 or numele & 1 or numele > 2 * PACK_MAX_FIELDS:
+        return b""
+    # The count and the lengths, one byte each, then the items: joined once.
+    head: list[bytes] = [_BYTE[numele]]
+    items: list[bytes] = []
+    fields: set[bytes] = set()
+    last = size - 1
+    p = 6
+    i = 0
+    while p < last:
+        b = lp[p]
+        if b < 0x80:
+            if p + 1 >= last or lp[p + 1] != 1:
+                return b""
+            item = _DIGITS[b]
+            p += 2
+        elif b < 0xC0:
+            q = p + 1 + (b & 0x3F)
+            if q >= last or lp[q] != q - p:
+                return b""
+            item = lp[p + 1:q]
+            p = q + 1
+        else:
+            return b""
+        if not i & 1:
+            fields.add(item)
+        head.append(_BYTE[len(item)])
+        items.append(item)
+        i += 1
+    if i != numele or 2 * len(fields) != i:
+        return b""
+    head.extend(items)
+    return b"".join(head)
+
+
 def _hash_from_listpack(r: RdbReader, config: Any, tuple_len: int) -> Hash:
     start = r.pos
-    items = listpack.unpack(r.string())
+    lp = r.string()
+    entries, _ = _hash_limits(config)
+    if tuple_len == 2:
+        packed = _packed_from_listpack(lp)
+        if packed and packed[0] <= 2 * entries:
+            h = Hash()
+            h.data = packed
+            return h
+    items = listpack.unpack(lp)
     if len(items) % tuple_len:
         raise RdbError("Hash listpack integrity check failed.", start)
     if not items:
         raise EmptyKeyError("empty hash", r.pos)
-    entries, _ = _hash_limits(config)
     if tuple_len == 2:
         flat = [_as_bytes(x) for x in items]
         _check_fields(flat[::2], start)
