@@ -27,7 +27,7 @@ from server.commands.keys import parse_cursor
 from server.commands.runs import announce_calls, run_end
 from server.glob import compile_glob
 from server.keyspace import EXPIRY_DELETE, EXPIRY_KEEP, Database, now_ms
-from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify, notify_keyspace_event
+from server.notify import NOTIFY_GENERIC, NOTIFY_HASH, notify_keyspace_event
 
 if TYPE_CHECKING:
     from server.config import Config
