@@ -281,7 +281,7 @@ def section_stats(server: Server) -> str:
         ("expire_cycle_cpu_milliseconds", 0), ("evicted_keys", 0), ("evicted_clients", 0),
         ("evicted_scripts", 0), ("total_eviction_exceeded_time", 0),
         ("current_eviction_exceeded_time", 0),
-        ("keyspace_hits", stats.keyspace_hits), ("keyspace_misses", stats.keyspace_misses),
+        ("keyspace_hits", server.keyspace.hits), ("keyspace_misses", server.keyspace.misses),
         ("pubsub_channels", len(server.pubsub.channels)),
         ("pubsub_patterns", len(server.pubsub.patterns)),
         ("pubsubshard_channels", len(server.pubsub.shard_channels)),

@@ -144,29 +144,36 @@ class Database:
     # and nor do OBJECT, MEMORY USAGE and SCAN's TYPE filter (LOOKUP_NONOTIFY).
 
     def read(self, key: bytes) -> Any:
-        """`get` for a read: a miss publishes `keymiss` when class m is enabled."""
+        """`get` for a read: counted as a hit or a miss; a miss publishes `keymiss` when class
+        m is enabled."""
         value = self.get(key)
-        if value is None and self.keyspace.notify_flags & NOTIFY_KEY_MISS:
-            notify(self.keyspace, NOTIFY_KEY_MISS, b"keymiss", key, self.index)
+        self._count_read(key, value)
         return value
 
     def read_typed(self, key: bytes, cls: type) -> Any:
-        """`get_typed` for a read: a miss publishes `keymiss` when class m is enabled."""
+        """`get_typed` for a read: counted as a hit or a miss (a value of another type is a
+        hit, as in Redis); a miss publishes `keymiss` when class m is enabled."""
         value = self.get(key)
-        if value is None:
-            if self.keyspace.notify_flags & NOTIFY_KEY_MISS:
-                notify(self.keyspace, NOTIFY_KEY_MISS, b"keymiss", key, self.index)
-        elif type(value) is not cls:
+        self._count_read(key, value)
+        if value is not None and type(value) is not cls:
             raise WRONGTYPE
         return value
 
     def read_peek(self, key: bytes) -> Any:
-        """`peek` for a read (EXISTS, TYPE, TTL): no access counted, a miss publishes `keymiss`
-        when class m is enabled."""
+        """`peek` for a read (EXISTS, TYPE, TTL): no access recorded; counted as a hit or a
+        miss; a miss publishes `keymiss` when class m is enabled."""
         value = self.peek(key)
-        if value is None and self.keyspace.notify_flags & NOTIFY_KEY_MISS:
-            notify(self.keyspace, NOTIFY_KEY_MISS, b"keymiss", key, self.index)
+        self._count_read(key, value)
         return value
+
+    def _count_read(self, key: bytes, value: Any) -> None:
+        keyspace = self.keyspace
+        if value is None:
+            keyspace.misses += 1
+            if keyspace.notify_flags & NOTIFY_KEY_MISS:
+                notify(keyspace, NOTIFY_KEY_MISS, b"keymiss", key, self.index)
+        else:
+            keyspace.hits += 1
 
     def is_expired(self, key: bytes) -> bool:
         """Whether key has a TTL in the past (without deleting it, unlike get)."""
@@ -301,6 +308,10 @@ class Keyspace:
         self.watchers: dict[tuple[int, bytes], set[Client]] = {}
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         self.expired_keys = 0
+        # INFO's keyspace_hits / keyspace_misses: what read lookups found (Redis's lookupKey
+        # counts the reads, not the writes' lookups).
+        self.hits = 0
+        self.misses = 0
         # Set by the blocking manager: called with (db, key) when a key may unblock clients.
         self.ready_hook: Callable[[int, bytes], None] | None = None
         self.effects = effects if effects is not None else Effects()

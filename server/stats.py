@@ -17,8 +17,6 @@ class Stats:
         self.errors_by_code: dict[str, int] = {}
         self.net_input_bytes = 0
         self.net_output_bytes = 0
-        self.keyspace_hits = 0
-        self.keyspace_misses = 0
         self.reset_time = time.time()
 
     def count_error(self, message: str) -> None:

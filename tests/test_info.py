@@ -150,3 +150,32 @@ def test_redis_py_parses_info_in_both_protocols(rc):
     info = rc.info()
     assert info["redis_version"] == "7.4.0"
     assert "connected_clients" in info and "used_memory" in info
+
+
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(server, real_redis):
+    """INFO's keyspace_hits / keyspace_misses after the same reads and writes on both servers:
+    read lookups count (a hit even for a key of another type), writes' lookups do not."""
+    commands = [
+        ("SET", "a", "1"), ("GET", "a"), ("GET", "missing"), ("EXISTS", "a", "missing", "a"),
+        ("TYPE", "a"), ("TYPE", "missing"), ("TTL", "a"), ("PTTL", "missing"),
+        ("MGET", "a", "missing", "a"), ("STRLEN", "a"), ("GETRANGE", "missing", "0", "1"),
+        ("INCR", "n"), ("APPEND", "a", "2"), ("SETRANGE", "a", "0", "x"),
+        ("HSET", "h", "f", "v"), ("HGET", "h", "f"), ("HGET", "nohash", "f"), ("HGETALL", "h"),
+        ("RPUSH", "l", "x"), ("LRANGE", "l", "0", "-1"), ("LLEN", "nolist"),
+        ("SADD", "s", "m"), ("SISMEMBER", "s", "m"), ("SMEMBERS", "noset"),
+        ("ZADD", "z", "1", "m"), ("ZSCORE", "z", "m"), ("ZRANGE", "noz", "0", "-1"),
+        ("XADD", "x", "1-1", "f", "v"), ("XRANGE", "x", "-", "+"), ("XLEN", "nostream"),
+        ("DEL", "a", "missing"),
+    ]
+    stats = []
+    for port in (server.port, real_redis.port):
+        client = redis.Redis(port=port)
+        client.flushall()
+        client.execute_command("CONFIG", "RESETSTAT")
+        for cmd in commands:
+            client.execute_command(*cmd)
+        info = client.info("stats")
+        stats.append((info["keyspace_hits"], info["keyspace_misses"]))
+        client.close()
+    assert stats[0] == stats[1]
+    assert stats[0][0] > 0 and stats[0][1] > 0
