@@ -328,7 +328,9 @@ def test_debug_object_fields(r, kind):
                             "lru_seconds_idle"]
     assert fields["encoding"] == r.object("encoding", "k").decode()
     assert int(fields["serializedlength"]) > 0
-    assert int(fields["lru_seconds_idle"]) == 0
+    # Whole seconds of the LRU clock the server's cron refreshes: a tick between the write and
+    # DEBUG OBJECT makes it 1, on Redis as here.
+    assert int(fields["lru_seconds_idle"]) in (0, 1)
     assert fields["refcount"] == "1"
     with pytest.raises(redis.ResponseError, match="^no such key$"):
         r.execute_command("DEBUG", "OBJECT", "nosuch")
