@@ -26,6 +26,7 @@ from tests.helpers import (
     assert_same_as_redis,
     call_raw,
     encode_command,
+    parse_aof,
     plain,
     read_reply,
     resp3_reply_bytes,
@@ -33,7 +34,6 @@ from tests.helpers import (
     run_script,
 )
 from tests.serverproc import RawConnection
-from tests.test_effects import parse_aof
 
 BIT_COMMANDS = ("setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro")
 

@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from protocol.reply import OK, ErrorReply
-from tests.helpers import aof_path, restart, strip_moving_fields, wait_blocked
+from tests.helpers import aof_path, parse_aof, restart, strip_moving_fields, wait_blocked
 from tests.serverproc import RedisProcess
 
 # Far in the future, so that nothing expires during the test and the times are exact.
@@ -346,15 +346,6 @@ def normalize(commands: list[list[bytes]]) -> list[tuple]:
                 row.append(arg.decode())
         out.append(tuple(row))
     return out
-
-
-def parse_aof(data: bytes) -> list[list[bytes]]:
-    reader = hiredis.Reader()
-    reader.feed(data)
-    commands = []
-    while (cmd := reader.gets()) is not False:
-        commands.append(cmd)
-    return commands
 
 
 def _raw(port: int, db: int, *argv: bytes) -> Any:

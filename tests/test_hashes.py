@@ -7,7 +7,13 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import assert_same_as_redis, call_raw, encode_command, err, read_reply, run_script
+from tests.helpers import (
+    assert_same_as_redis,
+    call_raw,
+    err,
+    run_pipelined,
+    run_script,
+)
 from tests.serverproc import RawConnection
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -353,17 +359,6 @@ def test_listpack_limits_follow_config_set(r) -> None:
 # --- pipelined HSETs to one hash (one unpack and pack per run) ------------------------------------
 
 
-def _pipelined(port: int, script: list[tuple], flush: bool = True) -> list[bytes]:
-    conn = RawConnection(port)
-    try:
-        if flush:
-            call_raw(conn, "FLUSHALL")
-        conn.send(b"".join(encode_command(*cmd) for cmd in script))
-        return [read_reply(conn) for _ in script]
-    finally:
-        conn.close()
-
-
 def test_pipelined_hsets_match_redis(server, real_redis) -> None:
     script: list[tuple] = []
     for i in range(300):
@@ -377,8 +372,8 @@ def test_pipelined_hsets_match_redis(server, real_redis) -> None:
         script.append(("HSET", "big", f"f{i}", i))
     script += [("HGETALL", "h"), ("OBJECT", "ENCODING", "h"), ("HLEN", "big"),
                ("OBJECT", "ENCODING", "big"), ("HGET", "big", "f599"), ("HGETALL", "other")]
-    ours = _pipelined(server.port, script)
-    theirs = _pipelined(real_redis.port, script)
+    ours = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
     converted = False
     for cmd, mine, ref in zip(script, ours, theirs, strict=True):
         converted = converted or cmd[:3] == ("HSET", "h", "long")
@@ -401,7 +396,7 @@ def test_pipelined_hsets_count_one_change_per_field_as_redis(server, real_redis)
         r = redis.Redis(port=port)
         r.flushall()
         before = r.info("persistence")["rdb_changes_since_last_save"]
-        _pipelined(port, script, flush=False)
+        run_pipelined(port, script, flush=False)
         r.hset("h", mapping={"x": 1, "y": 2, "z": 3})
         changes.append(r.info("persistence")["rdb_changes_since_last_save"] - before)
     assert changes[0] == changes[1] == 8

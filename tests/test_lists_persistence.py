@@ -8,21 +8,11 @@ import signal
 import subprocess
 import time
 
-import hiredis
 import pytest
 import redis
 
-from tests.helpers import aof_path, call_raw, encode_command, read_reply, restart, wait_blocked
+from tests.helpers import aof_path, call_raw, encode_command, parse_aof, read_reply, restart, wait_blocked
 from tests.serverproc import RawConnection, RedisProcess, ServerProcess
-
-
-def parse_aof(data: bytes) -> list[list[bytes]]:
-    reader = hiredis.Reader()
-    reader.feed(data)
-    commands = []
-    while (cmd := reader.gets()) is not False:
-        commands.append(cmd)
-    return commands
 
 
 def logged(srv: ServerProcess) -> list[list[bytes]]:
