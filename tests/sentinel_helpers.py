@@ -30,7 +30,7 @@ from typing import Protocol
 
 import redis
 
-from tests.serverproc import ServerProcess, free_port, wait_for_port
+from tests.serverproc import ServerProcess, free_port, stop_process, wait_for_port
 
 Address = tuple[str, int]
 HOST = "127.0.0.1"
@@ -82,16 +82,7 @@ class RedisNode:
             return ""
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return None if self.proc is None else stop_process(self.proc, sig, timeout)
 
     def cleanup(self) -> None:
         self.stop()

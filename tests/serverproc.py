@@ -55,6 +55,18 @@ def wait_for_tls_port(port: int, proc: subprocess.Popen, context: ssl.SSLContext
     raise RuntimeError(f"server did not listen (TLS) on port {port} within {timeout}s")
 
 
+def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
+    """Send sig (if it still runs), wait up to timeout, then kill; returns the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
 class ServerProcess:
     """A Rivulet server started with `python -m server` on a free port of 127.0.0.1.
 
@@ -99,15 +111,9 @@ class ServerProcess:
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int | None:
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        code = stop_process(self.proc, sig, timeout)
         self._log.close()
-        return self.proc.returncode
+        return code
 
     def cleanup(self) -> None:
         self.stop()

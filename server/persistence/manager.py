@@ -399,12 +399,7 @@ class Persistence:
             self._write_aof_snapshot()
             self._open()
         elif not value and self.aof is not None:
-            if self.rewriter is not None:
-                self.rewriter.kill()
-            self.server.effects.unregister(self.aof)
-            self.aof.close()
-            self.aof = None
-            self.rewriter = None
+            self._close_aof()
             self.server.disk_error = None
             self.server.refresh_write_error()
 
@@ -420,14 +415,19 @@ class Persistence:
         dataset (Redis's restartAOFAfterSYNC), then logs what the master's stream changes."""
         if self.aof is None:
             return
+        self._close_aof()
+        self._write_aof_snapshot()
+        self._open()
+
+    def _close_aof(self) -> None:
+        """Stop logging: a running rewrite is killed, the file closed, effects no longer taken."""
+        assert self.aof is not None
         if self.rewriter is not None:
             self.rewriter.kill()
         self.server.effects.unregister(self.aof)
         self.aof.close()
         self.aof = None
         self.rewriter = None
-        self._write_aof_snapshot()
-        self._open()
 
     def _fsync_changed(self, value: str) -> None:
         if self.aof is not None:
