@@ -634,7 +634,7 @@ class ConsumerGroup:
 
     def lag(self, stream: Stream) -> int | None:
         """Entries not yet delivered to the group, or None when it cannot be known (XINFO)."""
-        # Redis 7.4's streamReplyWithCGLag, branch by branch.
+        # Redis 8's streamReplyWithCGLag, branch by branch (8.0 added the emptied-stream branch).
         if not stream.entries_added or not len(stream):
             return 0  # never written, or every entry deleted since
         if self.last_id < stream.first_id and stream.max_deleted_id < stream.first_id:
