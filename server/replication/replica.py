@@ -6,12 +6,13 @@ REPLCONF listening-port / ip-address / capa eof capa psync2, then PSYNC with the
 master's replication ID and offset (or `PSYNC ? -1`). On +FULLRESYNC it receives the master's
 snapshot (a `$<length>` bulk, or the diskless `$EOF:<mark>` form), replaces the dataset with
 it, and adopts the master's replication ID and offset; on +CONTINUE it keeps the dataset and
-goes on from its offset. Then it applies the master's stream: each command runs through the
-normal dispatch path on a client flagged `is_master` (no replies, writes allowed on a read-only
-replica, expired keys seen as they are), so effects, blocked clients and keyspace events follow
-as for any command. Each complete command (a whole MULTI ... EXEC) advances the replica's
-offset and is fed, byte for byte, to the replication state: its backlog and its own replicas,
-so that they, and the replicas of this server once promoted, continue partially (PSYNC2).
+goes on from its offset. Then it applies the master's stream (server/replication/apply.py:
+what each read brought, as one batch, the way a client's pipeline runs) on a client flagged
+`is_master` (no replies, writes allowed on a read-only replica, expired keys seen as they are),
+so effects, blocked clients and keyspace events follow as for any command. Complete units (a
+command, a whole MULTI ... EXEC) advance the replica's offset and are fed, byte for byte, to the
+replication state: its backlog and its own replicas, so that they, and the replicas of this
+server once promoted, continue partially (PSYNC2).
 
 A lost link keeps the master's ID, offset and database (the cached master) for the next PSYNC;
 REPLICAOF NO ONE drops them and shifts the replication ID so that the other replicas of the old
