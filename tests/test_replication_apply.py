@@ -12,7 +12,7 @@ import threading
 import pytest
 import redis
 
-from tests.helpers import parse_aof, run_pipelined
+from tests.helpers import encode_command, parse_aof, run_pipelined
 from tests.replica_helpers import (
     REDIS70,
     RedisServer,
@@ -24,6 +24,7 @@ from tests.replica_helpers import (
     wait_until,
 )
 from tests.serverproc import ServerProcess
+from tests.test_replication_handshake import RDB, ScriptedMaster
 
 
 @pytest.fixture
@@ -219,3 +220,42 @@ def _explicit_script() -> list[tuple]:
 def test_pipelined_explicit_ids_answer_as_redis(server, real_redis) -> None:
     script = _explicit_script()
     assert run_pipelined(server.port, script) == run_pipelined(real_redis.port, script)
+
+
+@pytest.fixture
+def scripted_master():
+    master = ScriptedMaster()
+    yield master
+    master.close()
+
+
+def test_stream_in_small_pieces_with_odd_forms_getack_and_multi(procs, scripted_master) -> None:
+    """A scripted master sends runs of XADDs, a transaction, a command in a non-canonical (but
+    valid) form and a GETACK in the middle of a run, in pieces of 7 bytes: the replica applies
+    it all, answers the GETACK with the offset of what came before it, and ends at the
+    stream's offset."""
+    m = scripted_master
+    replica = _replica(procs, m.port)
+    r = redis.Redis(port=replica.port)
+    m.accept()
+    m.handshake()
+    m.send(b"+FULLRESYNC " + b"a" * 40 + b" 100\r\n")
+    mark = b"b" * 40
+    m.send(b"$EOF:" + mark + b"\r\n" + RDB + mark)
+    m.expect_ack(100)
+    wait_until(lambda: info(r)["master_link_status"] == "up", what="the link")
+    xadds = [encode_command("XADD", "s", f"{i}-{i % 3}", "n", str(i)) for i in range(1, 60)]
+    odd = b"*3\r\n$3\r\nSET\r\n$01\r\nk\r\n$1\r\nv\r\n"  # "$01": a length with a leading zero
+    before = b"".join(xadds[:30]) + odd + encode_command("MULTI") + b"".join(xadds[30:40]) \
+        + encode_command("EXEC") + b"".join(xadds[40:50])
+    getack = encode_command("REPLCONF", "GETACK", "*")
+    after = b"".join(xadds[50:])
+    stream = before + getack + after
+    for i in range(0, len(stream), 7):
+        m.send(stream[i:i + 7])
+    m.expect_ack(100 + len(before))
+    wait_until(lambda: info(r)["slave_repl_offset"] == str(100 + len(stream)), what="the offset")
+    assert info(r)["master_repl_offset"] == str(100 + len(stream))
+    assert r.get("k") == b"v" and r.get("x") == b"1"
+    assert [eid for eid, _ in r.xrange("s")] == [f"{i}-{i % 3}".encode() for i in range(1, 60)]
+    m.expect_ack(100 + len(stream), timeout=3)  # the once-a-second ACK
