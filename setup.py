@@ -84,6 +84,8 @@ COMPILED = [
     "server/rdb/stream_codec.py",
     # The start-up load of dump.rdb: its per-key loop runs millions of times.
     "server/rdb/file.py",
+    # A replica applying its master's stream: every replicated write passes through it.
+    "server/replication/apply.py",
 ]
 
 

@@ -43,6 +43,9 @@ def metric_record(metric: Metric, result: CaseResult) -> dict[str, Any]:
     record["cpu_ratio_to_baseline"] = (
         ours["cpu_us_per_op"]["median"] / base["cpu_us_per_op"]["median"]
         if ours and base and base["cpu_us_per_op"]["median"] else None)
+    record["redis_cpu_ratio_to_baseline"] = (
+        theirs["cpu_us_per_op"]["median"] / redis_base["cpu_us_per_op"]["median"]
+        if theirs and redis_base and redis_base["cpu_us_per_op"]["median"] else None)
     return record
 
 
@@ -79,7 +82,9 @@ def format_line(record: dict[str, Any]) -> str:
         parts.append(f"redis/{record['baseline']} {record['redis_ratio_to_baseline']:.2f}x")
     parts.append(f"cpu us/op {_cpu(record[RIVULET])} vs {_cpu(record[REDIS])}")
     if record.get("cpu_ratio_to_baseline") is not None:
-        parts.append(f"(cpu {record['cpu_ratio_to_baseline']:.2f}x the baseline's)")
+        redis_cpu = record.get("redis_cpu_ratio_to_baseline")
+        versus = f" vs {redis_cpu:.2f}x" if redis_cpu is not None else ""
+        parts.append(f"(cpu {record['cpu_ratio_to_baseline']:.2f}x{versus} the baseline's)")
     for server, error in record["errors"].items():
         parts.append(f"\n    {server} FAILED: {error}")
     return "  ".join(parts)

@@ -327,6 +327,29 @@ def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_c
         done = pos
     return done
 
+# No limit of the scan's own: what a master sends was checked by the master.
+_ANY_BULK_LEN = 9_999_999_999
+_ANY_COUNT = 999_999_999
+
+
+def scan_commands(buf: bytes, out: list[list[bytes]], ends: list[int]) -> int:
+    """Append the complete canonical commands at the start of buf to out, and to ends the
+    offset just after each; return where they end (a command cut short, or in another form,
+    stops the scan). For a stream of commands a server wrote itself (a master's replication
+    stream), whose limits the writer checked."""
+    first = len(out)
+    done = _scan_canonical(buf, out, _ANY_BULK_LEN, _ANY_COUNT)
+    pos = 0
+    for i in range(first, len(out)):
+        cmd = out[i]
+        pos += 3 + len(str(len(cmd)))
+        for element in cmd:
+            n = len(element)
+            pos += 5 + n + (1 if n < 10 else 2 if n < 100 else len(str(n)))
+        ends.append(pos)
+    return done
+
+
 class RequestParser:
     """Incremental Redis request parser; see the module docstring for the contract."""
 

@@ -184,6 +184,19 @@ class Stream:
             self.first_id = first
         return ids
 
+    def add_given(self, ids: list[int], entries: list[Sequence[bytes]], sizes: list[int]) -> None:
+        """`add` of each entry with its explicit ID, as that many XADDs would: the caller checked
+        what `add` would refuse (IDs ascending past last_id, none 0-0, sizes as `fields_size`
+        gives them within MAX_NODE_SIZE)."""
+        if not ids:
+            return
+        self.store.extend(ids, entries, sizes)
+        k = len(ids)
+        self.entries_added += k
+        self.last_id = ids[-1]
+        if self.store.length == k:
+            self.first_id = ids[0]
+
     # --- reads -----------------------------------------------------------------------------
 
     def range(

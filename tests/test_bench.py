@@ -132,3 +132,30 @@ def test_idmp_case_runs_on_rivulet_alone(tmp_path: Path) -> None:
     for name in ("xadd_idmp.idmp", "xadd_idmp.idmpauto"):
         assert records[name]["ratio_to_baseline"] == pytest.approx(
             records[name]["rivulet"]["median"] / records["xadd_idmp.plain"]["rivulet"]["median"])
+
+
+@pytest.mark.skipif(not HAVE_BENCHMARK, reason="redis-benchmark is not installed: the replication "
+                    "case was NOT run")
+def test_replication_case_reports_both_layouts(tmp_path: Path) -> None:
+    # Rivulet alone (the Redis side is the same code with other processes): the shared and the
+    # pinned layout each give the load with and without replicas, the lag and the catch-up, and
+    # the two-replica lines carry the master's CPU ratio to its own run without replicas.
+    from bench.replication_bench import pinning_cores
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "replication", "--requests", "2000", "--repeat", "1",
+         "--no-redis", "--results-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = {r["metric"]: r for r in json.loads((tmp_path / "latest.json").read_text())["results"]}
+    layouts = ["replication."] + (["replication.pinned."] if pinning_cores() else [])
+    for prefix in layouts:
+        none, two = records[prefix + "xadd.none"], records[prefix + "xadd.two_replicas"]
+        assert none["errors"] == {} and two["errors"] == {}
+        assert two["baseline"] == prefix + "xadd.none"
+        assert two["ratio_to_baseline"] == pytest.approx(two["rivulet"]["median"] / none["rivulet"]["median"])
+        assert two["cpu_ratio_to_baseline"] > 0
+        assert records[prefix + "lag_bytes"]["rivulet"]["median"] >= 0
+        assert records[prefix + "catch_up_ms"]["rivulet"]["median"] >= 0
+        assert any(line.startswith(prefix + "xadd.two_replicas ") and "the baseline's" in line
+                   for line in done.stdout.splitlines())

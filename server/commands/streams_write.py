@@ -6,13 +6,14 @@ error a client sees (e.g. a bad MAXLEN wins over an odd field count, which wins 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
 from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
-from server.commands.runs import notify_times, run_end
+from server.commands.runs import announce_calls, notify_times, run_end
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
 from server.keyspace import now_ms
 from server.notify import NOTIFY_STREAM, notify, notify_keyspace_event
@@ -20,6 +21,7 @@ from streams import ACKED, DELREF, KEEPREF, Stream, StreamError, check_xsetid_ar
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
 from streams.idempotency import auto_iid
 from streams.ids import format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
+from streams.storage import MAX_NODE_SIZE, fields_size
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -365,6 +367,8 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     first = commands[start]
     argc = len(first)
     if argc < 5 or not argc & 1 or first[2] != b"*":
+        if argc >= 5 and argc & 1 and first[2][:1].isdigit():
+            return _xadd_given_run(client, commands, start)
         return _xadd_idempotent_run(client, commands, start) if argc > 6 else 0
     key = first[1]
     last = run_end(commands, start, 5, odd_argc=True)
@@ -397,6 +401,61 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
             pending.append((index, [b"XADD", key, format_id(eid), *argv[3:]]))
     # add_many's IDs follow each other (first, first + 1, ...).
     client.out.append(id_run_reply(eids[0], done))
+    return done
+
+
+def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `XADD key <ms>-<seq> field value ...` to one key with ascending IDs: what a
+    replica applies from its master's stream (every XADD there carries the ID the master gave
+    it), or a producer that chooses its IDs. One lookup, one batch append, one ready signal;
+    each call gets the reply, effect (its argv, as the single path logs it) and keyspace event
+    it would get alone. The run ends before a call the single path must take: an ID that is
+    not a complete `ms-seq` above the previous one, an entry too large, options."""
+    first = commands[start]
+    key = first[1]
+    last = run_end(commands, start, 5, odd_argc=True)
+    s, created = _run_target(client, key)
+    if s is None:
+        return 0  # WRONGTYPE, from the single path
+    prev = s.last_id
+    ids: list[int] = []
+    entries: list[Sequence[bytes]] = []
+    sizes: list[int] = []
+    for i in range(start, last):
+        argv = commands[i]
+        try:
+            given = parse_xadd_id(argv[2])
+        except StreamError:
+            break  # its error, from the single path
+        if given is None or not given[1] or given[0] <= prev:
+            break
+        fields = argv[3:]
+        size = fields_size(fields)
+        if size > MAX_NODE_SIZE:
+            break
+        prev = given[0]
+        ids.append(prev)
+        entries.append(fields)
+        sizes.append(size)
+    done = len(ids)
+    if not done:
+        return 0
+    s.add_given(ids, entries, sizes)
+    db = client.db
+    if created:
+        db.add(key, s)
+    else:
+        db.signal_modified(key)
+    keyspace = client.keyspace
+    keyspace.dirty += done - 1  # one change per entry, as one by one
+    keyspace.signal_ready(db.index, key)
+    announce_calls(client, db, key, commands, start, start + done, NOTIFY_STREAM, b"xadd")
+    out = client.out
+    if ids[-1] - ids[0] == done - 1:
+        out.append(id_run_reply(ids[0], done))
+    else:
+        for eid in ids:
+            out.append(id_run_reply(eid, 1))
     return done
 
 

@@ -6,12 +6,13 @@ REPLCONF listening-port / ip-address / capa eof capa psync2, then PSYNC with the
 master's replication ID and offset (or `PSYNC ? -1`). On +FULLRESYNC it receives the master's
 snapshot (a `$<length>` bulk, or the diskless `$EOF:<mark>` form), replaces the dataset with
 it, and adopts the master's replication ID and offset; on +CONTINUE it keeps the dataset and
-goes on from its offset. Then it applies the master's stream: each command runs through the
-normal dispatch path on a client flagged `is_master` (no replies, writes allowed on a read-only
-replica, expired keys seen as they are), so effects, blocked clients and keyspace events follow
-as for any command. Each complete command (a whole MULTI ... EXEC) advances the replica's
-offset and is fed, byte for byte, to the replication state: its backlog and its own replicas,
-so that they, and the replicas of this server once promoted, continue partially (PSYNC2).
+goes on from its offset. Then it applies the master's stream (server/replication/apply.py:
+what each read brought, as one batch, the way a client's pipeline runs) on a client flagged
+`is_master` (no replies, writes allowed on a read-only replica, expired keys seen as they are),
+so effects, blocked clients and keyspace events follow as for any command. Complete units (a
+command, a whole MULTI ... EXEC) advance the replica's offset and are fed, byte for byte, to the
+replication state: its backlog and its own replicas, so that they, and the replicas of this
+server once promoted, continue partially (PSYNC2).
 
 A lost link keeps the master's ID, offset and database (the cached master) for the next PSYNC;
 REPLICAOF NO ONE drops them and shifts the replication ID so that the other replicas of the old
@@ -29,12 +30,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
-from server.blocking import BLOCKED
-from server.dispatch import execute
-from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE, EXPIRY_KEEP
+from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE
 from server.log import NOTICE
-from server.persistence.reader import AofCorrupted, AofTruncated, iter_commands
 from server.rdb.file import LoadStats, RdbLoadError, load_rdb
+from server.replication.apply import StreamApplier
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -105,8 +104,8 @@ class MasterLink:
         self._task: asyncio.Task[None] | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._cron: asyncio.TimerHandle | None = None
-        # Bytes of a MULTI the master has not finished yet: they count when its EXEC ran.
-        self._held = b""
+        # Runs the master's stream (what a read brought, as one batch).
+        self.applier = StreamApplier(self)
         config = server.config
         self.read_only: bool = config["replica-read-only"]
         self.serve_stale: bool = config["replica-serve-stale-data"]
@@ -533,7 +532,7 @@ class MasterLink:
         self.master = client
         self._writer = writer
         self.reploff = self.read_reploff = offset
-        self._held = b""
+        self.applier.reset()
         self.state = CONNECTED
         self.down_since = 0
 
@@ -555,61 +554,14 @@ class MasterLink:
             client.last_interaction = time.time()
             self.read_reploff += len(data)
             buf = buf + data if buf else data
-            used = self._apply(client, buf)
+            used = self.applier.apply(client, buf)
             buf = buf[used:]
 
-    def _apply(self, client: Client, buf: bytes) -> int:
-        """Run the complete commands at the start of buf; returns the bytes they took."""
-        keyspace = self.server.keyspace
-        fed = 0  # buf[:fed] has been counted in the offset and fed to the state
-        pos = 0
-        keyspace.expiry = EXPIRY_KEEP
-        try:
-            for argv, end in iter_commands(buf):
-                self._run(client, argv)
-                pos = end
-                if client.multi is None:
-                    done = buf[fed:end]
-                    if self._held:
-                        done = self._held + done
-                        self._held = b""
-                    self._account(done)
-                    fed = end
-                if self.master is not client:
-                    break
-        except AofTruncated:
-            pass  # the rest comes with the next read
-        except AofCorrupted as exc:
-            log.warning("Protocol error from MASTER (%s): closing the link", exc)
-            client.close()
-        finally:
-            keyspace.expiry = EXPIRY_HIDE if self.host is not None else EXPIRY_DELETE
-        if fed < pos:
-            self._held += buf[fed:pos]
-        return pos
-
-    def _account(self, data: bytes) -> None:
-        """A complete unit of the stream was applied: it moves our offset and goes on to our
+    def account(self, data: bytes) -> None:
+        """Complete units of the stream were applied: they move our offset and go on to our
         backlog and replicas, unchanged (Redis's replicationFeedStreamFromMasterStream)."""
         self.reploff += len(data)
         self.server.replication.feed(data)
-
-    def _run(self, client: Client, argv: list[bytes]) -> None:
-        if len(argv) >= 2 and argv[0].lower() == b"replconf" and argv[1].lower() == b"getack":
-            # The master asks where we are (WAIT): the offset before this very command.
-            self.send_ack()
-            return
-        reply: Any = execute(client, argv)
-        client.out.clear()  # the master hears nothing back
-        if reply is BLOCKED:
-            # A stream never carries a command that waits; should one do so, it must not hold
-            # the link: it is released at once.
-            self.server.blocking.unblock(client, None)
-            client.out.clear()
-        elif type(reply) is ErrorReply:
-            log.warning("== CRITICAL == This replica is sending an error to its master: '%s' "
-                        "after processing the command '%s'", reply.message,
-                        argv[0].decode("utf-8", "replace"))
 
     def send_ack(self) -> None:
         """REPLCONF ACK <offset>: where we are, for the master's WAIT and its replica lag."""
@@ -633,7 +585,7 @@ class MasterLink:
         self.master = None
         client.closed = True
         client.multi = None
-        self._held = b""
+        self.applier.reset()
         self.server.client_disconnected(client)
         self.read_reploff = self.reploff
         self.cached = CachedMaster(self.master_replid, self.reploff, client.db.index)
