@@ -252,6 +252,38 @@ def test_bulk_length_over_proto_max_bulk_len(target) -> None:
     conn.close()
 
 
+def test_trickled_bulk_is_counted_and_limited(target) -> None:
+    """A declared 512 MB bulk sent slowly: its bytes show in qbuf as they arrive, and the client
+    is closed once they pass client-query-buffer-limit."""
+    name, port, _pid = target
+    r = redis.Redis(port=port, socket_timeout=30)
+    assert r.config_set("client-query-buffer-limit", "1mb")
+    conn = RawConnection(port, timeout=10)
+    conn.send(encode_command("CLIENT", "SETNAME", "trickler"))
+    assert read_reply(conn) == b"+OK\r\n"
+    conn.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870912\r\n")
+    piece = b"x" * 65536
+    for _ in range(8):
+        conn.send(piece)
+        time.sleep(0.02)
+    deadline = time.monotonic() + 5
+    qbuf = 0
+    while time.monotonic() < deadline and qbuf < 8 * 65536:
+        qbuf = int(next(c for c in r.client_list() if c["name"] == "trickler")["qbuf"])
+        time.sleep(0.05)
+    assert 8 * 65536 <= qbuf < 8 * 65536 + 100, f"{name}: qbuf={qbuf}"
+    try:
+        for _ in range(16):
+            conn.send(piece)
+            time.sleep(0.02)
+    except OSError:
+        pass
+    assert _wait_gone(r, "trickler"), f"{name}: the trickler past the query limit stayed"
+    assert r.get("k") is None
+    conn.close()
+    r.close()
+
+
 def test_default_unlimited_class_holds_a_reader_that_does_not_read(server_factory) -> None:
     """Rivulet only: with the normal class unlimited (Redis's default, where Redis would grow by
     the whole ~700 MB), the pipeline waits at the high-water mark; every reply arrives, in
