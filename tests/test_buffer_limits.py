@@ -20,6 +20,7 @@ import redis
 
 from tests.dump_helpers import redis74_binary
 from tests.helpers import encode_command, read_reply
+from tests.replication_helpers import RawReplica, wait_for
 from tests.serverproc import RawConnection, ServerProcess, free_port, stop_process, wait_for_port
 
 XRANGE_ALL = encode_command("XRANGE", "b", "-", "+")
@@ -308,3 +309,29 @@ def test_default_unlimited_class_holds_a_reader_that_does_not_read(server_factor
     assert replies[1][0][1] == [b"field", b"v" * 20, b"n", b"0"]
     slow.close()
     r.close()
+
+
+def test_replica_that_falls_behind_is_dropped(target) -> None:
+    """A replica that stops reading the replication stream is dropped past the replica class's
+    hard limit, as in Redis (a limit above repl-backlog-size, which would otherwise replace it)."""
+    name, port, _pid = target
+    r = redis.Redis(port=port, socket_timeout=30)
+    r.config_set("repl-diskless-sync-delay", "0")
+    r.config_set("repl-backlog-size", "1mb")
+    assert r.config_set("client-output-buffer-limit", "replica 4mb 0 0")
+    before = _stat(r, "client_output_buffer_limit_disconnections")
+    replica = RawReplica(port)
+    try:
+        replica.sync_full()
+        assert wait_for(lambda: r.info("replication")["connected_slaves"] == 1)
+        value = b"x" * (1024 * 1024)
+        for i in range(40):  # 40 MB of stream the replica never reads
+            r.set(f"k{i}", value)
+        assert wait_for(lambda: r.info("replication")["connected_slaves"] == 0, timeout=15), \
+            f"{name}: the replica past its limit is still connected"
+        after = _stat(r, "client_output_buffer_limit_disconnections")
+        if before is not None:
+            assert after == before + 1
+    finally:
+        replica.close()
+        r.close()
