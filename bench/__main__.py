@@ -30,6 +30,7 @@ from bench.rewrite_latency import RewriteLatencyCase
 from bench.runner import run_case
 from bench.scaling import ScalingCase
 from bench.sets_bench import SetsCase, SetsMemoryCase
+from bench.slow_clients import SlowClientsCase
 from bench.targets import INSTALL_HINT, REDIS, RIVULET, redis_available
 from bench.throughput import PingCase, XaddCase, XaddIdmpCase, XrangeCase
 from bench.tls_bench import TLSCase
@@ -47,7 +48,7 @@ CASES: dict[str, Case] = {c.name: c for c in
                            BitsCase(),
                            ZaddCase(), ZrangeCase(), ZsetMemoryCase(),
                            PublishCase(), RdbLoadCase(), ReplicationCase(),
-                           TLSCase()]}
+                           TLSCase(), SlowClientsCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

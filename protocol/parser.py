@@ -241,7 +241,7 @@ def _all_bytes(cmds: list[list[Any]]) -> bool:
     return True
 
 
-def _wire_size(cmds: list[list[bytes]]) -> int:
+def wire_size(cmds: list[list[bytes]]) -> int:
     """Bytes taken by cmds when every element is a '$' bulk: sum of lengths plus headers.
 
     A loop: compiled, it beats C-level passes over the lengths (map, max, repr), whose
@@ -504,7 +504,7 @@ class RequestParser:
             # hiredis also reports no data when the chunk ended between two elements of a
             # command, so make sure the last command really ends the chunk.
             count = len(last)
-            size = _wire_size([last])
+            size = wire_size([last])
             end = len(buf)
             if size == end and len(cmds) == 1 and buf.find(b"\n=") == -1:
                 # One command whose every element is a canonical '$' bulk exactly fills the
@@ -520,7 +520,7 @@ class RequestParser:
                 return b"", False
         # hiredis holds part of a command; hand that command to the strict parser.
         self._reader = hiredis.Reader()
-        offset = _wire_size(cmds)
+        offset = wire_size(cmds)
         if offset >= len(buf) or buf[offset] != _STAR:
             return buf, True
         if _suspect(classes) and not buf.startswith(_canonical(cmds)):

@@ -3,7 +3,13 @@
 Every complete command in a read is executed in order and all their replies leave in one write,
 made once per loop iteration for all clients together (server/pending_writes.py).
 A command that blocks parks the client: commands already read behind it wait (as in Redis, a
-blocked client's query buffer is not processed) and run when it is released.
+blocked client's query buffer is not processed) and run when it is released. What it sends
+meanwhile is kept as received, counted as its query buffer (CLIENT LIST qbuf) against
+`client-query-buffer-limit`, and parsed once it is released.
+
+The replies of a pipeline are measured as they grow (server/flow.py): a client past its class's
+output buffer limit is closed before its next command runs, and a client of a class without a
+limit waits, its remaining commands unrun, while its output is over the high-water mark.
 """
 
 from __future__ import annotations
@@ -15,11 +21,11 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
 from protocol.encoder import write_reply
-from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser
+from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestParser, wire_size
 from protocol.reply import ErrorReply, PushReplies
 from server.blocking import internal_error
 from server.dispatch import BLOCKED, ERROR_REPLY, execute, execute_run, spelled
-from server.flow import OutputFlow
+from server.flow import OutputFlow, watch_threshold
 from server.replication.links import ONLINE
 
 if TYPE_CHECKING:
@@ -83,6 +89,9 @@ class Client(asyncio.Protocol):
         self.reprocessing = False
         self.deferred: deque[list[bytes]] = deque()
         self.deferred_error: ProtocolError | None = None
+        # Reads that arrived while blocked or held, unparsed (Redis's query buffer), and their size.
+        self.held_input: deque[bytes] = deque()
+        self.held_bytes = 0
         self.is_loader = False
         # The link from this server's master (server/replication/replica.py): its commands
         # apply on a read-only replica, and get no replies.
@@ -135,19 +144,30 @@ class Client(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         assert self.flow is not None
-        self.flow.pause()
+        # A class with a limit keeps being read, as in Redis, and is closed at the limit.
+        self.flow.pause(self.output_limits() is None)
 
     def resume_writing(self) -> None:
-        assert self.flow is not None
-        self.flow.resume()
+        flow = self.flow
+        assert flow is not None
+        flow.resume()
         if self.replica is not None:
             self.server.replication.writable(self)
+        if flow.held and not self.closed:
+            self._release_held()
 
     def data_received(self, data: bytes) -> None:
         if self.closed or self.close_after_reply:
             return
         self.last_interaction = _wall_clock()
         self.stats.net_input_bytes += len(data)
+        flow = self.flow
+        if self.blocked is not None or (flow is not None and flow.held):
+            self._hold_input(data)
+            return
+        self._process_input(data)
+
+    def _process_input(self, data: bytes) -> None:
         try:
             commands, error = self.parser.feed(data)
         except QueryBufferLimitExceeded as exc:
@@ -155,9 +175,7 @@ class Client(asyncio.Protocol):
             if exc.commands and self.blocked is None:
                 self.run_commands(exc.commands)
                 self.flush()
-            log.warning("Closing client that reached max query buffer length: id=%d addr=%s",
-                        self.id, self.addr)
-            self.close()
+            self._query_buffer_exceeded()
             return
         if self.blocked is not None:
             self.deferred.extend(commands)
@@ -165,20 +183,98 @@ class Client(asyncio.Protocol):
                 self.deferred_error = error
             return
         self.run_commands(commands)
+        if self.closed:
+            return
         if error is not None:
-            self._protocol_error(error)
+            if self.deferred:
+                # Behind commands that wait (a block, or output over the high-water mark).
+                self.deferred_error = error
+            else:
+                self._protocol_error(error)
         else:
+            self.pending_writes.add(self)
+
+    def _hold_input(self, data: bytes) -> None:
+        """Keep a read of a blocked or held client as received, as Redis keeps reading into the
+        query buffer of a blocked client, and close it past `client-query-buffer-limit`."""
+        self.held_input.append(data)
+        self.held_bytes += len(data)
+        parser = self.parser
+        size = self.held_bytes + parser.buffered
+        if size > parser.query_buffer_limit or (size > 1024 * 1024 and not parser.authenticated):
+            self._query_buffer_exceeded()
+
+    def _query_buffer_exceeded(self) -> None:
+        log.warning("Closing client that reached max query buffer length: id=%d addr=%s",
+                    self.id, self.addr)
+        self.server.query_limit_disconnections += 1
+        self._discard()
+        self.close()
+
+    def _discard(self) -> None:
+        """Forget what the client sent and was to receive: it is being closed."""
+        self.held_input.clear()
+        self.held_bytes = 0
+        self.deferred.clear()
+        self.deferred_error = None
+        self.out.clear()
+
+    def query_buffer_size(self) -> int:
+        """Bytes received and not yet run: Redis's qbuf (CLIENT LIST)."""
+        return self.held_bytes + self.parser.buffered + wire_size(list(self.deferred))
+
+    def _drain(self) -> None:
+        """Run what waited while the client was blocked or held, until it waits again."""
+        flow = self.flow
+        while not self.closed and not self.close_after_reply and self.blocked is None and (
+                flow is None or not flow.held):
+            if self.deferred:
+                pending = list(self.deferred)
+                self.deferred.clear()
+                self.run_commands(pending)
+            elif self.deferred_error is not None:
+                error = self.deferred_error
+                self.deferred_error = None
+                self._protocol_error(error)
+                return
+            elif self.held_input:
+                data = self.held_input.popleft()
+                self.held_bytes -= len(data)
+                self._process_input(data)
+            else:
+                return
+
+    def _release_held(self) -> None:
+        """The output of a held client drained: run its waiting commands."""
+        flow = self.flow
+        assert flow is not None
+        flow.release()
+        self._drain()
+        if not self.closed:
             self.pending_writes.add(self)
 
     # --- command execution -------------------------------------------------------------------
 
     def run_commands(self, commands: list[list[bytes]]) -> None:
-        """Execute commands in order, collecting replies; stop at a block or a QUIT.
+        """Execute commands in order, collecting replies; stop at a block or a QUIT, or when the
+        replies reach an output buffer limit or the high-water mark (see server/flow.py).
 
         Where several calls of a command with a run handler follow each other (a pipeline of
         XADDs), the handler runs them together: see command_table.run_of.
         """
         out = self.out
+        flow = self.flow
+        limits = self.output_limits()
+        # The pending output is summed as replies are appended, one length per new part: the
+        # cost of following the limit, a few additions per command.
+        watch = watch_threshold(limits)
+        size = 0
+        mark = 0
+        if flow is not None:
+            size = flow.pending()
+            for part in out:
+                size += len(part)
+            mark = len(out)
         n = len(commands)
         i = 0
         while i < n:
@@ -191,6 +287,14 @@ class Client(asyncio.Protocol):
                 done = execute_run(self, cmd, commands, i - 1)
                 if done:
                     i += done - 1
+                    end = len(out)
+                    while mark < end:
+                        size += len(out[mark])
+                        mark += 1
+                    if size >= watch and self._output_full(size, limits):
+                        if not self.closed:
+                            self.deferred.extend(commands[i:])
+                        break
                     continue
             reply = execute(self, argv, cmd)
             if reply is BLOCKED:
@@ -204,6 +308,85 @@ class Client(asyncio.Protocol):
                 write_reply(out, reply, self.resp3)
             if self.close_after_reply:
                 break
+            end = len(out)
+            while mark < end:
+                size += len(out[mark])
+                mark += 1
+            if size >= watch and self._output_full(size, limits):
+                if not self.closed:
+                    self.deferred.extend(commands[i:])
+                break
+
+    def output_limits(self) -> tuple[int, int, int] | None:
+        """The (hard, soft, seconds) output buffer limit of the client's class, None: none."""
+        server = self.server
+        subs = self.subs
+        if subs is not None and subs.active():
+            return server.pubsub_output_limits
+        replica = self.replica
+        if replica is not None:
+            # A replica's snapshot is not output to limit; the stream after it is.
+            if replica.state != ONLINE:
+                return None
+            limits = server.replica_output_limits
+            if limits is not None and limits[0]:
+                # As in Redis, a hard limit below the backlog size is read as the backlog size.
+                backlog = server.config["repl-backlog-size"]
+                if limits[0] < backlog:
+                    return (backlog, limits[1], limits[2])
+            return limits
+        return server.output_limits
+
+    def _output_full(self, size: int, limits: tuple[int, int, int] | None) -> bool:
+        """The pending output reached `watch`: close the client past its limit, or hold its
+        remaining commands past the high-water mark when its class has no limit. True when
+        its commands must stop."""
+        flow = self.flow
+        assert flow is not None
+        if limits is None:
+            flow.hold()
+            return True
+        if flow.breaks(size, limits):
+            self.close_for_output_limit()
+            return True
+        if flow.soft_since is not None:
+            self.server.soft_limited.add(self)
+        return False
+
+    def output_added(self, n: int) -> None:
+        """n bytes were appended to the output outside the client's own commands (a message, the
+        replication stream): close the client if that breaks its class's limit."""
+        flow = self.flow
+        if flow is None or self.closed:
+            return
+        flow.queued += n
+        limits = self.output_limits()
+        if limits is None or flow.queued + flow.pending() < watch_threshold(limits):
+            return
+        size = flow.pending()
+        for part in self.out:
+            size += len(part)
+        subs = self.subs
+        if subs is not None:
+            for part in subs.held:
+                size += len(part)
+        if flow.breaks(size, limits):
+            self.close_for_output_limit()
+        elif flow.soft_since is not None:
+            self.server.soft_limited.add(self)
+
+    def close_for_output_limit(self) -> None:
+        """Close at once, dropping its unsent replies and unrun commands (Redis's
+        closeClientOnOutputBufferLimitReached)."""
+        if self.closed:
+            return
+        log.warning("Client id=%d addr=%s closed for overcoming of output buffer limits.",
+                    self.id, self.addr)
+        self.server.output_limit_disconnections += 1
+        self._discard()
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
 
     def _reply_with_flags(self, reply: Any) -> None:
         """Send or drop a command's reply under CLIENT REPLY OFF/SKIP, then move SKIP on to the
@@ -243,18 +426,13 @@ class Client(asyncio.Protocol):
             write_reply(out, reply, self.resp3)
         if type(reply) is ErrorReply:
             self.stats.count_error(reply.message)
-        while self.deferred and self.blocked is None and not self.close_after_reply:
-            pending = list(self.deferred)
-            self.deferred.clear()
-            self.run_commands(pending)
-        if self.blocked is None and self.deferred_error is not None:
-            self._protocol_error(self.deferred_error)
-            return
+        self._drain()
         # Into the iteration's write pass, not sent here: a send wakes the reader, which the
         # kernel may run on this core at once, and the rest of the serve (the other parked
         # clients, the writer's own reply) would wait for it. Sent from here, a reader that took
         # 100 entries held the server off the CPU for 2-3 ms (measured with time.thread_time()).
-        self.pending_writes.add(self)
+        if not self.closed:
+            self.pending_writes.add(self)
 
     def write(self, reply: Any) -> None:
         """Send one reply outside a read (used for out-of-band replies)."""
@@ -263,17 +441,11 @@ class Client(asyncio.Protocol):
 
     def flush(self) -> None:
         subs = self.subs
-        if subs is not None:
-            if subs.held:
-                self.server.pubsub.release_held(self)
-            limits = self.server.pubsub_output_limits if subs.active() else self.server.output_limits
-        elif self.replica is not None:
-            # A replica's snapshot is not output to limit; the stream after it is.
-            limits = self.server.replica_output_limits if self.replica.state == ONLINE else None
-        else:
-            limits = self.server.output_limits
+        if subs is not None and subs.held:
+            self.server.pubsub.release_held(self)
         out = self.out
         transport = self.transport
+        flow = self.flow
         if out and transport is not None and not self.closed:
             # What the replies acknowledge reaches the AOF before they leave (nothing to do, and
             # no call made, without an AOF and with no client held back).
@@ -284,19 +456,30 @@ class Client(asyncio.Protocol):
             out.clear()
             transport.write(data)
             self.stats.net_output_bytes += len(data)
-            if limits is not None and self.flow is not None:
-                if self.flow.over_limit(limits):
-                    log.warning("Client id=%d addr=%s closed for overcoming of output buffer limits.",
-                                self.id, self.addr)
-                    self.server.output_limit_disconnections += 1
-                    transport.abort()
+            if flow is not None:
+                flow.queued = 0
+                limits = self.output_limits()
+                if limits is not None and flow.over_limit(limits):
+                    self.close_for_output_limit()
                     return
         else:
             out.clear()
         if self.close_after_reply:
             self.close()
+        elif flow is not None and flow.held and not flow.paused and not self.closed:
+            # Written without reaching the high-water mark: the waiting commands go on at the
+            # next iteration (after the other clients' turn).
+            self.pending_writes.loop.call_soon(self._resume_if_held)
+
+    def _resume_if_held(self) -> None:
+        flow = self.flow
+        if flow is not None and flow.held and not flow.paused and not self.closed:
+            self._release_held()
 
     def _protocol_error(self, error: ProtocolError) -> None:
+        # Nothing after the error runs; the replies before it leave.
+        self.held_input.clear()
+        self.held_bytes = 0
         # error.reply holds the exact bytes (the text can carry a raw byte of the request).
         self.out.append(error.reply)
         self.stats.count_error(str(error))

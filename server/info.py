@@ -293,7 +293,7 @@ def section_stats(server: Server) -> str:
         ("unexpected_error_replies", 0), ("total_error_replies", stats.error_replies),
         ("dump_payload_sanitizations", 0), ("total_reads_processed", 0),
         ("total_writes_processed", 0), ("io_threaded_reads_processed", 0),
-        ("io_threaded_writes_processed", 0), ("client_query_buffer_limit_disconnections", 0),
+        ("io_threaded_writes_processed", 0), ("client_query_buffer_limit_disconnections", server.query_limit_disconnections),
         ("client_output_buffer_limit_disconnections", server.output_limit_disconnections), ("reply_buffer_shrinks", 0),
         ("reply_buffer_expands", 0), ("eventloop_cycles", 0), ("eventloop_duration_sum", 0),
         ("eventloop_duration_cmd_sum", 0), ("instantaneous_eventloop_cycles_per_sec", 0),

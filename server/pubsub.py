@@ -7,7 +7,8 @@ has nothing left), so that dispatch tells a subscribed client from any other wit
 A message is encoded once per protocol version and the same bytes object is appended to every
 receiver's output, as any reply is: delivery never waits for a subscriber. A subscriber that
 does not read is disconnected by the `pubsub` class of `client-output-buffer-limit`, checked
-when its output is written (server/connection.py flush).
+as each message is added to its output (server/connection.py output_added) and when it is
+written.
 
 Order of a push against the reply of the command that produced it (Redis 7.2+): a message to
 the client that is running a command (a RESP3 client publishing to its own channel, a
@@ -134,6 +135,8 @@ class PubSub:
             else:
                 client.out.append(data)
             client.pending_writes.add(client)
+            # Held to its class's limit as the message is added, not only when written.
+            client.output_added(len(data))
 
     # --- subscribing ------------------------------------------------------------------------
 

@@ -75,6 +75,10 @@ class Server:
         self.replica_output_limits: tuple[int, int, int] | None = None
         self.pubsub = PubSub()
         self.output_limit_disconnections = 0  # INFO client_output_buffer_limit_disconnections
+        self.query_limit_disconnections = 0  # INFO client_query_buffer_limit_disconnections
+        # Clients seen over their soft output limit: the cron closes those that stay over it
+        # past its seconds although they produce no more output (Redis's clientsCron check).
+        self.soft_limited: set[Client] = set()
         self._follow_output_limits(config["client-output-buffer-limit"])
         config.on_change("client-output-buffer-limit", self._follow_output_limits)
         self.entry_cache = EntryCache(config["stream-read-cache-bytes"])
@@ -172,6 +176,7 @@ class Server:
         if client.watched:
             self.keyspace.unwatch_all(client)
         self.clients.pop(client.id, None)
+        self.soft_limited.discard(client)
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -227,6 +232,8 @@ class Server:
             # A replica expires nothing itself: its master's DELs do (Redis's iAmMaster test).
             if self.config["active-expire-enabled"] and not self.loading and not self.replica_gate:
                 self.keyspace.active_expire_cycle()
+            if self.soft_limited:
+                self._check_soft_limits()
             timeout = self.config["timeout"]
             if timeout:
                 now = time.time()
@@ -239,6 +246,18 @@ class Server:
         except Exception:  # housekeeping must never stop the server
             log.exception("server cron failed")
         self._schedule_cron()
+
+    def _check_soft_limits(self) -> None:
+        for client in list(self.soft_limited):
+            flow = client.flow
+            limits = client.output_limits()
+            if client.closed or flow is None or flow.soft_since is None or limits is None:
+                self.soft_limited.discard(client)
+                continue
+            size = flow.pending() + sum(len(part) for part in client.out)
+            if flow.breaks(size, limits):
+                self.soft_limited.discard(client)
+                client.close_for_output_limit()
 
     def request_shutdown(self, save: bool | None = None) -> None:
         self.shutdown_save = save

@@ -69,20 +69,16 @@ def _flags(client: Client) -> str:
     return flags or "N"
 
 
-def _query_buffer(client: Client) -> int:
-    # The request parser keeps the unparsed tail of the input; its size is Redis's qbuf.
-    buffered = getattr(client.parser, "buffered", None)
-    if callable(buffered):
-        return int(buffered())
-    return int(buffered or 0)
-
-
 def client_info_line(client: Client, current_argv: list[bytes] | None = None) -> str:
     """One CLIENT LIST line: every field of Redis 7.4, in Redis's order."""
     now = time.time()
     transport = client.transport
+    # omem: the replies not yet written, in the client's list and in the transport's buffer.
     pending = transport.get_write_buffer_size() if transport is not None else 0
-    qbuf = _query_buffer(client)
+    pending += sum(len(part) for part in client.out)
+    # qbuf: bytes received and not yet run (held while blocked, the parser's unparsed tail, the
+    # parsed commands waiting behind a block). Held exactly, with no spare room: qbuf-free=0.
+    qbuf = client.query_buffer_size()
     argv_mem = sum(len(a) for a in current_argv) if current_argv else 0
     multi_mem = sum(len(a) for _cmd, argv in client.multi for a in argv) if client.multi else 0
     tot_mem = _REPLY_BUFFER_SIZE + qbuf + argv_mem + multi_mem + pending

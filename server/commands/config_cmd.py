@@ -241,6 +241,7 @@ def config_resetstat(client: Client, argv: list[bytes]) -> Any:
     server.keyspace.expired_keys = 0
     server.keyspace.hits = server.keyspace.misses = 0
     server.output_limit_disconnections = 0
+    server.query_limit_disconnections = 0
     reset_command_stats()
     return OK
 

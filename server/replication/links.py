@@ -69,6 +69,7 @@ class ReplicaLink:
             return
         client.out.append(data)
         client.pending_writes.add(client)
+        client.output_added(len(data))
 
     def write_blocked(self) -> bool:
         """Its connection holds more unsent output than the transport's high-water mark."""
