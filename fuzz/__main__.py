@@ -1,0 +1,109 @@
+"""Run the fuzzers for a time budget and print their figures: `python -m fuzz --seconds 600`.
+
+The budget is shared between the parts (see --parts): the request parser and the command layer in
+this process, a live server over TCP, and the differential run against a real redis-server
+(skipped, saying so, when none is installed). Exit status 1 when anything crashed, hung, leaked
+or the parser's fast path and strict parser disagreed; divergences from redis-server are printed
+for reading, as many are differences between Redis versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+
+from fuzz.inprocess import Findings, fuzz_commands, fuzz_parser
+
+SHARES = {"parser": 0.3, "commands": 0.35, "live": 0.25, "diff": 0.1}
+
+
+def _print(found: Findings, out: list[str]) -> None:
+    line = found.summary()
+    print(line, flush=True)
+    out.append(line)
+    for example in found.examples[:10]:
+        print("   ", example, flush=True)
+    if found.slowest_input:
+        print(f"    slowest input: {found.slowest_input[:300]!r}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fuzz", description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="total budget (default 60)")
+    ap.add_argument("--seed", type=int, default=int(time.time()), help="random seed (default: now)")
+    ap.add_argument("--parts", default="parser,commands,live,diff",
+                    help="comma-separated subset of parser,commands,live,diff")
+    ap.add_argument("--connections", type=int, default=12, help="live: concurrent connections")
+    args = ap.parse_args(argv)
+    parts = [p for p in args.parts.split(",") if p]
+    unknown = set(parts) - set(SHARES)
+    if unknown:
+        ap.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    total = sum(SHARES[p] for p in parts)
+    budget = {p: args.seconds * SHARES[p] / total for p in parts}
+    print(f"fuzz: seed {args.seed}, {args.seconds:.0f} s over {', '.join(parts)} "
+          f"(reproduce: python -m fuzz --seconds {args.seconds:.0f} --seed {args.seed} "
+          f"--parts {','.join(parts)})", flush=True)
+    # The live fuzzer's own connections are closed under it by design: asyncio's warnings about
+    # writes to them are noise.
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
+    lines: list[str] = []
+    failed = False
+    if "parser" in budget:
+        found = fuzz_parser(budget["parser"], args.seed)
+        _print(found, lines)
+        failed |= bool(found.crashes or found.hangs or found.divergences)
+    if "commands" in budget:
+        # The server logs each handler failure with its traceback: the findings say it shorter.
+        logging.getLogger("rivulet").propagate = False
+        found = fuzz_commands(budget["commands"], args.seed)
+        _print(found, lines)
+        failed |= bool(found.crashes or found.hangs or found.leaks)
+    if "live" in budget or "diff" in budget:
+        failed |= _over_tcp(budget, args, lines)
+    print("\n".join(["", "summary:", *lines]))
+    return 1 if failed else 0
+
+
+def _over_tcp(budget: dict[str, float], args: argparse.Namespace, lines: list[str]) -> bool:
+    from fuzz.tcp import fuzz_differential, fuzz_live
+    from tests.serverproc import RedisProcess, ServerProcess
+
+    failed = False
+    server = ServerProcess().start()
+    try:
+        assert server.proc is not None
+        if "live" in budget:
+            found, ends = fuzz_live(server.port, server.proc.pid, budget["live"], args.seed,
+                                    connections=args.connections)
+            _print(found, lines)
+            print("    pipelines ended:", ", ".join(f"{k} {v:,}" for k, v in ends.items()))
+            failed |= bool(found.crashes or found.hangs)
+            if server.proc.poll() is not None:
+                print("--- server log ---\n" + server.log()[-4000:])
+        if "diff" in budget:
+            if not RedisProcess.available():
+                line = "differential: SKIPPED, no redis-server installed (make tools installs it)"
+                print(line)
+                lines.append(line)
+            else:
+                real = RedisProcess().start()
+                try:
+                    found, by_command, example = fuzz_differential(
+                        server.port, real.port, budget["diff"], args.seed)
+                finally:
+                    real.cleanup()
+                _print(found, lines)
+                for name, count in by_command.most_common():
+                    print(f"    {count:6,}  {example[name][:300]}")
+    finally:
+        server.cleanup()
+    return failed
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.getcwd())
+    sys.exit(main())
