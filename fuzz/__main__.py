@@ -14,6 +14,8 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 from fuzz.inprocess import Findings, fuzz_commands, fuzz_parser
 
@@ -30,6 +32,23 @@ def _print(found: Findings, out: list[str]) -> None:
         print(f"    slowest input: {found.slowest_input[:300]!r}", flush=True)
 
 
+def _quiet_commands(seconds: float, seed: int) -> Findings:
+    # The server logs each handler failure with its traceback: the findings say it shorter.
+    logging.getLogger("rivulet").propagate = False
+    return fuzz_commands(seconds, seed)
+
+
+def _jobs(fn: Callable[[float, int], Findings], seconds: float, args: argparse.Namespace) -> Findings:
+    """fn in args.jobs processes (seeds args.seed, args.seed + 1...), findings merged."""
+    if fn is fuzz_commands:
+        fn = _quiet_commands
+    if args.jobs <= 1:
+        return fn(seconds, args.seed)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(fn, seconds, args.seed + i) for i in range(args.jobs)]
+        return Findings.merge([f.result() for f in futures])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fuzz", description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="total budget (default 60)")
@@ -37,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", default="parser,commands,live,diff",
                     help="comma-separated subset of parser,commands,live,diff")
     ap.add_argument("--connections", type=int, default=12, help="live: concurrent connections")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="processes for each in-process part, seeds seed, seed+1, ... (default 1)")
     args = ap.parse_args(argv)
     parts = [p for p in args.parts.split(",") if p]
     unknown = set(parts) - set(SHARES)
@@ -46,20 +67,18 @@ def main(argv: list[str] | None = None) -> int:
     budget = {p: args.seconds * SHARES[p] / total for p in parts}
     print(f"fuzz: seed {args.seed}, {args.seconds:.0f} s over {', '.join(parts)} "
           f"(reproduce: python -m fuzz --seconds {args.seconds:.0f} --seed {args.seed} "
-          f"--parts {','.join(parts)})", flush=True)
+          f"--parts {','.join(parts)} --jobs {args.jobs})", flush=True)
     # The live fuzzer's own connections are closed under it by design: asyncio's warnings about
     # writes to them are noise.
     logging.getLogger("asyncio").setLevel(logging.ERROR)
     lines: list[str] = []
     failed = False
     if "parser" in budget:
-        found = fuzz_parser(budget["parser"], args.seed)
+        found = _jobs(fuzz_parser, budget["parser"], args)
         _print(found, lines)
         failed |= bool(found.crashes or found.hangs or found.divergences)
     if "commands" in budget:
-        # The server logs each handler failure with its traceback: the findings say it shorter.
-        logging.getLogger("rivulet").propagate = False
-        found = fuzz_commands(budget["commands"], args.seed)
+        found = _jobs(fuzz_commands, budget["commands"], args)
         _print(found, lines)
         failed |= bool(found.crashes or found.hangs or found.leaks)
     if "live" in budget or "diff" in budget:

@@ -138,7 +138,7 @@ def chunks(data: bytes, rnd: random.Random) -> list[bytes]:
     roll = rnd.random()
     if roll < 0.5 or len(data) < 2:
         return [data]
-    if roll < 0.55 and len(data) < 200:
+    if roll < 0.53 and len(data) < 200:
         return [data[i:i + 1] for i in range(len(data))]
     cuts = sorted(rnd.sample(range(1, len(data)), min(len(data) - 1, rnd.randint(1, 6))))
     return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]

@@ -217,6 +217,8 @@ class LiveFuzzer:
                     break
             if rounds == 1:
                 found.rss_start = rss_of(self.pid)
+            if not found.rss_mid and time.monotonic() > start + seconds / 2:
+                found.rss_mid = rss_of(self.pid)
         found.seconds = time.monotonic() - start
         if _alive(self.pid):
             found.rss_end = rss_of(self.pid)

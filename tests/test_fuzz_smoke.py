@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from fuzz.inprocess import Findings, _parse, fuzz_commands, fuzz_parser
 from fuzz.mutate import MUTATIONS
 from fuzz.tcp import fuzz_live
-from protocol.parser import FAST_PATH
 from tests.serverproc import ServerProcess
 
 
@@ -71,7 +70,9 @@ def test_parser_agrees_on_generated_requests(pieces: list[bytes], cuts: list[int
         data = MUTATIONS[mutation](data, random.Random(seed))
     points = sorted({c for c in cuts if 0 < c < len(data)})
     reads = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)] or [b""]
-    assert _parse(FAST_PATH, reads) == _parse(None, reads)
+    strict = _parse(None, reads)
+    assert _parse("scan", reads) == strict
+    assert _parse("hiredis", reads) == strict
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda f: f.__name__)
