@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", default="parser,commands,live,diff",
                     help="comma-separated subset of parser,commands,live,diff")
     ap.add_argument("--connections", type=int, default=12, help="live: concurrent connections")
+    ap.add_argument("--redis-server", default="redis-server",
+                    help="diff: the redis-server binary to compare with (default: the one on PATH)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="processes for each in-process part, seeds seed, seed+1, ... (default 1)")
     args = ap.parse_args(argv)
@@ -92,7 +94,8 @@ def _over_tcp(budget: dict[str, float], args: argparse.Namespace, lines: list[st
     from tests.serverproc import RedisProcess, ServerProcess
 
     failed = False
-    server = ServerProcess().start()
+    # A machine busy enough to be worth fuzzing on can take long to start a server.
+    server = ServerProcess().start(timeout=120)
     try:
         assert server.proc is not None
         if "live" in budget:
@@ -104,12 +107,13 @@ def _over_tcp(budget: dict[str, float], args: argparse.Namespace, lines: list[st
             if server.proc.poll() is not None:
                 print("--- server log ---\n" + server.log()[-4000:])
         if "diff" in budget:
-            if not RedisProcess.available():
-                line = "differential: SKIPPED, no redis-server installed (make tools installs it)"
+            if not RedisProcess.available(args.redis_server):
+                line = (f"differential: SKIPPED, no {args.redis_server} found "
+                        "(make tools installs Debian's redis-server)")
                 print(line)
                 lines.append(line)
             else:
-                real = RedisProcess().start()
+                real = RedisProcess(binary=args.redis_server).start(timeout=120)
                 try:
                     found, by_command, example = fuzz_differential(
                         server.port, real.port, budget["diff"], args.seed)

@@ -271,6 +271,17 @@ class _Conn:
         self.sock.close()
 
 
+def _version(port: int) -> str:
+    conn = _Conn(port)
+    try:
+        info = conn.request([[b"INFO", b"server"]])[0].decode()
+    finally:
+        conn.close()
+    version = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                    if line.startswith("redis_version:")), "?")
+    return f"Redis {version}"
+
+
 def _kind(reply: Any) -> str:
     return "error" if isinstance(reply, hiredis.ReplyError) else "reply"
 
@@ -284,8 +295,8 @@ def fuzz_differential(rivulet_port: int, redis_port: int, seconds: float, seed: 
     theirs = {s.words for s in live_specs(redis_port)}
     specs = [s for s in ours if s.words in theirs]
     gen = Generator(specs, rnd)
-    found = Findings(f"differential against redis-server ({len(specs)} of {len(ours)} commands "
-                     "known to both)")
+    found = Findings(f"differential against {_version(redis_port)} ({len(specs)} of {len(ours)} "
+                     "commands known to both)")
     by_command: Counter = Counter()
     example: dict[str, str] = {}
     a, b = _Conn(rivulet_port), _Conn(redis_port)
