@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -128,5 +127,4 @@ def _over_tcp(budget: dict[str, float], args: argparse.Namespace, lines: list[st
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.getcwd())
     sys.exit(main())
