@@ -4,13 +4,15 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.spark-installed
+FUZZ_STAMP := $(VENV)/.fuzz-installed
 NATIVE := $(VENV)/.native-built
 PURE_DIR := $(VENV)/pure-python-tree
 PORT   ?= 6379
+FUZZ_SECONDS ?= 600
 # What setup.py compiles is among these; any of them changing rebuilds (75-90 s on 2 cores).
 SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py server/rdb/*.py streams/*.py hashes/*.py lists/*.py sets/*.py zsets/*.py)
 
-.PHONY: run test test-pure lint bench bench-spark failover tools clean java pipeline docker-test build
+.PHONY: run test test-pure lint bench bench-spark failover tools clean java pipeline docker-test build fuzz fuzz-atheris
 
 # Editable installs in compat mode put the checkout on sys.path, so that Spark's discovery of
 # pyspark_* data source modules finds pyspark_redis_streams. They skip the compilation: the next
@@ -71,6 +73,21 @@ bench: $(NATIVE) tools
 # Sentinel failover under load (bench/failover.py): Rivulet, then redis-server, the same scenario.
 failover: $(NATIVE) tools
 	$(PY) -m bench.failover
+
+# Hostile input (fuzz/): generated and mutated requests against the parser and the command layer
+# in process, against a live server over TCP, and reply types against redis-server. Stops by
+# itself after FUZZ_SECONDS (make fuzz FUZZ_SECONDS=60); exit status 1 on a crash, hang or leak.
+fuzz: $(NATIVE) tools
+	nice -n 10 $(PY) -m fuzz --seconds $(FUZZ_SECONDS)
+
+# Coverage-guided fuzzing of the request parser with atheris (libFuzzer), on the pure-Python
+# parser (atheris instruments Python bytecode, not compiled modules).
+fuzz-atheris: $(FUZZ_STAMP)
+	RIVULET_PURE_PYTHON=1 nice -n 10 $(PY) -m fuzz.atheris_parser -max_total_time=$(FUZZ_SECONDS)
+
+$(FUZZ_STAMP): $(STAMP)
+	RIVULET_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[fuzz]' --config-settings editable_mode=compat
+	touch $(FUZZ_STAMP)
 
 # Spark source and sink throughput (entries/s), against Rivulet and redis-server.
 bench-spark: $(NATIVE) $(SPARK_STAMP) java tools

@@ -502,19 +502,22 @@ class RequestParser:
             last = cmds[-1]
         if not reader.has_data():
             # hiredis also reports no data when the chunk ended between two elements of a
-            # command, so make sure the last command really ends the chunk.
-            count = len(last)
-            size = wire_size([last])
+            # command, so make sure the commands fill the chunk: their canonical size must be
+            # the chunk's. (The last `size` bytes looking like the last command prove nothing:
+            # they can be the payload of a bulk of a command hiredis holds part of.)
             end = len(buf)
-            if size == end and len(cmds) == 1 and buf.find(b"\n=") == -1:
-                # One command whose every element is a canonical '$' bulk exactly fills the
-                # chunk: a '+' or '(' element would make it shorter than `size`, and only a
-                # verbatim '=' one could make up for that.
-                out.append(last)
-                return b"", False
-            suspect = _suspect(classes)
-            if size == end or (size < end and buf.startswith(b"*%d\r\n" % count, end - size)):
-                if suspect and _canonical(cmds) != buf:
+            if len(cmds) == 1:
+                size = wire_size([last])
+                if size == end and buf.find(b"\n=") == -1:
+                    # One command whose every element is a canonical '$' bulk exactly fills the
+                    # chunk: a '+' or '(' element would make it shorter than `size`, and only a
+                    # verbatim '=' one could make up for that.
+                    out.append(last)
+                    return b"", False
+            else:
+                size = wire_size(cmds)
+            if size == end:
+                if _suspect(classes) and _canonical(cmds) != buf:
                     return buf, True
                 out.extend(cmds)
                 return b"", False

@@ -230,8 +230,13 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
     except ErrorReply as err:
+        # Handlers raise shared error instances (SYNTAX_ERROR...): each raise adds to the
+        # instance's traceback, which keeps every frame it passed through (clients, arguments)
+        # alive for good. Dropped here, the error path holds nothing.
+        err.__traceback__ = err.__context__ = None
         reply = err
     except StreamError as err:
+        err.__traceback__ = err.__context__ = None
         reply = ErrorReply(err.message)
     except Exception as exc:  # a bug must cost one reply, never the server or the connection
         log.exception("internal error running %r", cmd.name)

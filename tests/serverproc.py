@@ -87,7 +87,8 @@ class ServerProcess:
                      "--save", "", *args]
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> ServerProcess:
+    def start(self, timeout: float = 15.0) -> ServerProcess:
+        """Start it and wait up to timeout seconds for it to answer."""
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "server", *self.args],
@@ -95,10 +96,13 @@ class ServerProcess:
         )
         try:
             if self.tls_wait is not None and self.tls_port:
-                wait_for_tls_port(self.tls_port, self.proc, self.tls_wait)
+                wait_for_tls_port(self.tls_port, self.proc, self.tls_wait, timeout)
             else:
-                wait_for_port(self.port, self.proc)
+                wait_for_port(self.port, self.proc, timeout)
         except RuntimeError as exc:
+            # A server that is merely slow to start must not outlive the failed start.
+            stop_process(self.proc, signal.SIGKILL, timeout=5)
+            self._log.close()
             raise RuntimeError(f"{exc}\n--- server log ---\n{self.log()}") from None
         return self
 
@@ -124,23 +128,28 @@ class ServerProcess:
 class RedisProcess:
     """A real redis-server (Debian's package) on a free port, for differential tests."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, binary: str = "redis-server") -> None:
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="redis-test-")
         self.args = args
+        self.binary = binary
         self.proc: subprocess.Popen | None = None
 
     @staticmethod
-    def available() -> bool:
-        return shutil.which("redis-server") is not None
+    def available(binary: str = "redis-server") -> bool:
+        return shutil.which(binary) is not None
 
-    def start(self) -> RedisProcess:
+    def start(self, timeout: float = 15.0) -> RedisProcess:
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", self.dir, *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        wait_for_port(self.port, self.proc)
+        try:
+            wait_for_port(self.port, self.proc, timeout)
+        except RuntimeError:
+            stop_process(self.proc, signal.SIGKILL, timeout=5)
+            raise
         return self
 
     def cleanup(self) -> None:

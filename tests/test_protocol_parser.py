@@ -401,6 +401,22 @@ def test_byte_by_byte_feeding() -> None:
     assert feed_all(bad, step=7) == expected
 
 
+def test_read_ending_between_elements_whose_tail_looks_like_a_command() -> None:
+    # A read ends between two elements of SET, after a value whose last bytes, with the CRLF,
+    # have the size of the ECHO before it and start like it ("*2\r\n"): the commands must not be
+    # taken as ending the read (the pure-Python build once ran "$1" and "v" instead of SET).
+    echo = resp(b"ECHO", b"x")
+    value = b"*2\r\n" + b"y" * 15
+    head = echo + b"*3\r\n$3\r\nSET\r\n$19\r\n" + value + b"\r\n"
+    assert head.endswith(b"*2\r\n" + b"y" * 15 + b"\r\n") and len(value) + 2 == len(echo)
+    p = RequestParser()
+    assert p.feed(head) == ([[b"ECHO", b"x"]], None)
+    assert p.feed(b"$1\r\nv\r\n") == ([[b"SET", value, b"v"]], None)
+    # The same with a malformed element instead: Redis's error at once, not a parser waiting.
+    bad = resp(b"GETDEL") + b"*3\r\n$4\r\nECHO\r\n*2\r\n$1\r\na\r\n" + resp(b"DECRBY")
+    assert feed_all(bad) == ([[b"GETDEL"]], "ERR Protocol error: expected '$', got '*'")
+
+
 def test_random_splits_random_commands() -> None:
     rng = random.Random(1234)
     for _ in range(200):

@@ -508,3 +508,18 @@ def test_zscan_while_the_set_changes(raw_r: redis.Redis) -> None:
         assert sorted(kept) == sorted(f"keep{i}".encode() for i in range(500))
     finally:
         raw_r.config_set("zset-max-listpack-entries", 128)
+
+
+def test_zscan_reads_its_options_after_the_key(raw_r: redis.Redis) -> None:
+    # As Redis 7.4 (zscanCommand, scanGenericCommand): the key is looked up first, so a missing
+    # key answers the empty scan whatever the options, and NOVALUES has HSCAN's own error.
+    assert raw_r.execute_command("ZSCAN", "nokey", "0", "COUNT", "9223372036854775808") == [b"0", []]
+    assert raw_r.execute_command("ZSCAN", "nokey", "0", "NOVALUES") == [b"0", []]
+    raw_r.set("str", "v")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        raw_r.execute_command("ZSCAN", "str", "0", "COUNT", "x")
+    raw_r.zadd("z", {"a": 1})
+    with pytest.raises(redis.ResponseError, match="^NOVALUES option can only be used in HSCAN$"):
+        raw_r.execute_command("ZSCAN", "z", "0", "NOVALUES")
+    with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range$"):
+        raw_r.execute_command("ZSCAN", "z", "0", "COUNT", "9223372036854775808")

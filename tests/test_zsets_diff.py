@@ -172,6 +172,9 @@ SCRIPTS = {
     "zscan": [
         ("ZADD", "z", "1", "a", "2.5", "b", "-3", "c"), ("ZSCAN", "z", "0"), ("ZSCAN", "z", "0", "MATCH", "a*"),
         ("ZSCAN", "z", "0", "COUNT", "0"), ("ZSCAN", "z", "x"), ("ZSCAN", "nokey", "0"), ("ZSCAN", "z", "0", "foo"),
+        # A missing key answers the empty scan, a wrong type WRONGTYPE, before any option is read.
+        ("ZSCAN", "nokey", "0", "COUNT", "9223372036854775808"), ("ZSCAN", "nokey", "0", "COUNT", "0"),
+        ("ZSCAN", "nokey", "0", "foo"), ("SET", "str", "v"), ("ZSCAN", "str", "0", "COUNT", "x"),
     ],
     "sets-as-inputs": [
         ("SADD", "s1", "a", "b", "c"), ("SADD", "s2", "1", "2", "3"), ("ZADD", "z", "5", "a", "7", "1"),

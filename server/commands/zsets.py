@@ -797,6 +797,11 @@ class _ScanSnapshot:
 @zcommand("zscan")
 def zscan(client: Client, argv: list[bytes]) -> Any:
     cursor = parse_cursor(argv[2])
+    # As Redis: a missing key answers the empty scan (a wrong type WRONGTYPE) before the
+    # options are read (zscanCommand, then scanGenericCommand).
+    zs = read_zset(client.db, argv[1])
+    if zs is None:
+        return [b"0", []]
     count = 10
     pattern: bytes | None = None
     i = 3
@@ -807,14 +812,14 @@ def zscan(client: Client, argv: list[bytes]) -> Any:
             count = parse_int(argv[i + 1])
             if count < 1:
                 raise SYNTAX_ERROR
+            i += 2
         elif option == b"match" and has_value:
             pattern = None if argv[i + 1] == b"*" else argv[i + 1]
+            i += 2
+        elif option == b"novalues":
+            raise ErrorReply("ERR NOVALUES option can only be used in HSCAN")
         else:
             raise SYNTAX_ERROR
-        i += 2
-    zs = read_zset(client.db, argv[1])
-    if zs is None:
-        return [b"0", []]
     scores = zs.scores
     if zs.listpack:
         found = [member for _score, member in zs]
