@@ -181,11 +181,13 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     """Let cmd's run handler run consecutive calls from commands[start:]; how many it ran.
 
     0 whenever one call would not go straight to its handler (a transaction, authentication,
-    loading, refused writes): then each call takes `execute` and gets its own checks.
+    loading, refused writes, CLIENT NO-TOUCH, which `call` applies around each call): then
+    each call takes `execute` and gets its own checks.
     """
     server = client.server
-    if (client.multi is not None or not client.authenticated or server.loading
-            or client.is_loader or client.subs is not None or client.replica_checks
+    if (client.multi is not None or not client.authenticated or client.no_touch
+            or server.loading or client.is_loader or client.subs is not None
+            or client.replica_checks
             or (cmd.is_write and server.write_error is not None)):
         return 0
     t0 = _clock()

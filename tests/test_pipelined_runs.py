@@ -1,13 +1,20 @@
 """Pipelined calls of the commands with a run handler (XADD, LPUSH, RPUSH, LPOP, RPOP, HSET,
-SADD, SETBIT, ZADD): malformed calls among them get Redis's errors, and the connection lives."""
+SADD, SETBIT, ZADD, GET, TOUCH): malformed calls among them get Redis's errors, the connection
+lives, reads count their hits and misses, and a CLIENT NO-TOUCH client's runs leave the keys'
+access data alone."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
+import redis
 
-from tests.helpers import run_pipelined
+from tests.helpers import encode_command, read_reply, run_pipelined
+from tests.serverproc import RawConnection
 
-RUN_COMMANDS = ["XADD", "LPUSH", "RPUSH", "LPOP", "RPOP", "HSET", "SADD", "SETBIT", "ZADD"]
+RUN_COMMANDS = ["XADD", "LPUSH", "RPUSH", "LPOP", "RPOP", "HSET", "SADD", "SETBIT", "ZADD", "GET",
+                "TOUCH"]
 
 
 @pytest.mark.parametrize("name", RUN_COMMANDS)
@@ -19,3 +26,102 @@ def test_a_call_without_arguments_among_others_gets_the_arity_error(server, real
     theirs = [run_pipelined(real_redis.port, script, flush=not i) for i in range(2)]
     assert ours == theirs
     assert ours[1][-1] == b"+PONG\r\n"
+
+
+def _read_script() -> list[tuple]:
+    # Runs of GET and TOUCH over hits, misses, a key of another type (WRONGTYPE for GET, which
+    # ends a run), a key whose TTL has passed (lazily expired by the lookup), an empty value,
+    # another spelling, a call with a wrong arity and a TOUCH of several keys.
+    script: list[tuple] = []
+    for i in range(40):
+        script.append(("GET", f"k{i % 13}"))
+        if i % 7 == 3:
+            script += [("GET", "list"), ("GET", "gone"), ("get", "k1"), ("GET", "k1", "k2"),
+                       ("GET", "empty")]
+        if i % 11 == 5:
+            script += [("TOUCH", "k1"), ("TOUCH", "nope"), ("TOUCH", "list"), ("TOUCH", "gone"),
+                       ("TOUCH", "k1", "k2", "nope", "k1"), ("touch", "k3"), ("TOUCH", "k4")]
+    return script + [("DBSIZE",)]
+
+
+def _prepare(port: int) -> None:
+    with redis.Redis(port=port) as r:
+        r.flushall()
+        r.config_resetstat()
+        r.mset({f"k{i}": f"value-{i}" for i in range(0, 13, 2)})
+        r.set("empty", "")
+        r.rpush("list", "a")
+        r.set("gone", "soon", px=1)
+    time.sleep(0.05)
+
+
+def _read_stats(port: int) -> tuple:
+    with redis.Redis(port=port) as r:
+        stats = r.info("stats")
+        commands = r.info("commandstats")
+    return (stats["keyspace_hits"], stats["keyspace_misses"], stats["expired_keys"],
+            commands["cmdstat_get"]["calls"], commands["cmdstat_get"]["failed_calls"],
+            commands["cmdstat_touch"]["calls"])
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_pipelined_gets_and_touches_match_redis(server, real_redis, protocol) -> None:
+    script = _read_script()
+    results = []
+    for port in (server.port, real_redis.port):
+        _prepare(port)
+        conn = RawConnection(port)
+        try:
+            if protocol == 3:
+                conn.send(encode_command("HELLO", "3"))
+                read_reply(conn)
+            conn.send(b"".join(encode_command(*cmd) for cmd in script))
+            replies = [read_reply(conn) for _ in script]
+        finally:
+            conn.close()
+        results.append((replies, _read_stats(port)))
+    (ours, our_stats), (theirs, their_stats) = results
+    for cmd, mine, ref in zip(script, ours, theirs, strict=True):
+        assert mine == ref, f"{cmd!r}: rivulet {mine!r} != redis {ref!r}"
+    assert our_stats == their_stats
+
+
+@pytest.mark.parametrize("script", [
+    [("ZADD", "k", "1", "a")] * 8,
+    [("GET", "s")] * 8,
+    [("TOUCH", "s")] * 8,
+    [("HSET", "h", "f", "v")] * 8,
+], ids=["zadd", "get", "touch", "hset"])
+def test_no_touch_client_runs_leave_access_data_alone(server, script) -> None:
+    # Under LFU with lfu-log-factor 0 every access increments the counter: a pipelined run of
+    # calls from a CLIENT NO-TOUCH client must leave it as it was (except TOUCH's, which is an
+    # access whatever the client says), and the same run from another client must raise it.
+    key = script[0][1]
+    with redis.Redis(port=server.port) as r:
+        r.flushall()
+        r.config_set("maxmemory-policy", "allkeys-lfu")
+        r.config_set("lfu-log-factor", "0")
+        try:
+            r.zadd("k", {"a": 1})
+            r.set("s", "v")
+            r.hset("h", "f", "v")
+            for no_touch in (True, False):
+                before = r.object("freq", key)
+                conn = RawConnection(server.port)
+                try:
+                    if no_touch:
+                        conn.send(encode_command("CLIENT", "NO-TOUCH", "ON"))
+                        assert read_reply(conn) == b"+OK\r\n"
+                    conn.send(b"".join(encode_command(*cmd) for cmd in script))
+                    for _ in script:
+                        read_reply(conn)
+                finally:
+                    conn.close()
+                after = r.object("freq", key)
+                if no_touch and script[0][0] != "TOUCH":
+                    assert after == before
+                else:
+                    assert after > before
+        finally:
+            r.config_set("maxmemory-policy", "noeviction")
+            r.config_set("lfu-log-factor", "10")

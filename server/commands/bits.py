@@ -209,14 +209,19 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     if type(current) is not bytes:
         return 0
     size = len(current)
+    offsets: list[int] = []  # each call's offset, parsed once
     end = start
     while end < last:
         argv = commands[end]
         arg = argv[2]
         flag = argv[3]
         if (not 0 < len(arg) < 19 or not arg.isdigit() or (arg[0] == 0x30 and len(arg) > 1)
-                or int(arg) >> 3 >= size or (flag != b"0" and flag != b"1")):
+                or (flag != b"0" and flag != b"1")):
             break
+        offset = int(arg)
+        if offset >> 3 >= size:
+            break
+        offsets.append(offset)
         end += 1
     done = end - start
     if done < 2:
@@ -227,7 +232,7 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     delta = 0
     for i in range(start, end):
         argv = commands[i]
-        offset = int(argv[2])
+        offset = offsets[i - start]
         byte = offset >> 3
         mask = 0x80 >> (offset & 7)
         on = argv[3][0] - 0x30

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.encoder import write_reply
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, SimpleString
 from server import scan_order, value_types
-from server.command_table import command, key_spec
+from server.command_table import command, key_spec, run_of
+from server.commands.runs import read_run_end
 from server.glob import compile_glob
 from server.keyspace import TYPE_NAMES, Database, type_name
 from server.notify import NOTIFY_GENERIC, notify_keyspace_event
@@ -85,6 +87,21 @@ def _count_live(db: Database, argv: list[bytes], touch: bool) -> int:
 def touch(client: Client, argv: list[bytes]) -> Any:
     # An access even for a CLIENT NO-TOUCH client: dispatch leaves touching on for TOUCH.
     return _count_live(client.db, argv, True)
+
+
+@run_of("touch")
+def touch_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `TOUCH key` calls, whatever their keys, as a client pipelines them: the
+    dispatch checks made once for the run, each call counted and answered as alone."""
+    end = read_run_end(commands, start, 2)
+    if end - start < 2:
+        return 0
+    db = client.db
+    out = client.out
+    resp3 = client.resp3
+    for i in range(start, end):
+        write_reply(out, 0 if db.read(commands[i][1]) is None else 1, resp3)
+    return end - start
 
 
 @command("type", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0",

@@ -39,6 +39,25 @@ def run_end(commands: list[list[bytes]], start: int, min_argc: int, max_argc: in
     return end
 
 
+def read_run_end(commands: list[list[bytes]], start: int, argc: int) -> int:
+    """Where the run of reads that starts at commands[start] ends: the calls spelled as the
+    first one, each with exactly `argc` arguments, whatever their keys (a read changes nothing
+    another call of the run could see). `start` itself when the first call is not of that
+    shape."""
+    first = commands[start]
+    if len(first) != argc:
+        return start
+    name = first[0]
+    n = len(commands)
+    end = start + 1
+    while end < n:
+        argv = commands[end]
+        if len(argv) != argc or argv[0] != name:
+            break
+        end += 1
+    return end
+
+
 def notify_times(client: Client, event_class: int, event: bytes, key: bytes, db_index: int,
                  times: int) -> None:
     """The keyspace event of `times` calls to key, one each, as the calls alone would send."""

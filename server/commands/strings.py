@@ -6,11 +6,13 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from protocol.encoder import write_reply
 from protocol.floats import format_long_double, parse_long_double, round_long_double
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
-from server.command_table import command
+from server.command_table import command, run_of
 from server.commands.expire import LLONG_MAX, invalid_expire_time
+from server.commands.runs import read_run_end
 from server.keyspace import EXPIRY_DELETE, Database, now_ms
 from server.notify import NOTIFY_GENERIC, NOTIFY_STRING, notify_keyspace_event
 
@@ -61,6 +63,30 @@ def _check_length(client: Client, size: int, append: int) -> None:
          summary="Returns the string value of a key.")
 def get(client: Client, argv: list[bytes]) -> Any:
     return read_string(client.db, argv[1])
+
+
+@run_of("get")
+def get_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `GET key` calls, whatever their keys, as a client pipelines reads: the
+    dispatch checks made once for the run. Each call looks up (hit or miss, access data, lazy
+    expiry, `keymiss`) and answers as it would alone; a key of another type ends the run
+    before it (the single path answers WRONGTYPE)."""
+    end = read_run_end(commands, start, 2)
+    if end - start < 2:
+        return 0
+    db = client.db
+    data = db.data
+    out = client.out
+    resp3 = client.resp3
+    i = start
+    while i < end:
+        key = commands[i][1]
+        found = data.get(key)
+        if found is not None and type(found) is not bytes:
+            break
+        write_reply(out, db.read(key), resp3)
+        i += 1
+    return i - start
 
 
 class _Options:

@@ -281,6 +281,9 @@ def zadd(client: Client, argv: list[bytes]) -> Any:
     return _zadd_generic(client, argv, False)
 
 
+_ADDED_REPLY = (b":0\r\n", b":1\r\n")  # what one-member calls answer, not formatted each time
+
+
 @run_of("zadd")
 def zadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     """Consecutive `ZADD key score member [score member ...]` without options to one key, as a
@@ -346,7 +349,7 @@ def zadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
             elif score != cur:
                 zs.set_score(member, cur, score)
                 updated += 1
-        replies.append(b":%d\r\n" % added)
+        replies.append(_ADDED_REPLY[added] if added < 2 else b":%d\r\n" % added)
         if added or updated:
             changing.append(argv)
             changes += added + updated
