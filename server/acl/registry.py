@@ -162,7 +162,6 @@ class Acl:
     def _close_revoked_subscribers(self, old: User, new: User, requester: Client | None) -> None:
         """ACLKillPubsubClientsIfNeeded: close the user's subscribers to channels it may no
         longer access."""
-        from server.acl.check import channel_allowed
         if any(s.allchannels for s in new.selectors):
             return
         upcoming = [c for s in new.selectors for c in s.channels]
@@ -170,12 +169,7 @@ class Acl:
                for s in old.selectors):
             return
         for client in self._clients_of(old):
-            subs = client.subs
-            if subs is None:
-                continue
-            if (any(not channel_allowed(upcoming, p, True) for p in subs.patterns)
-                    or any(not channel_allowed(upcoming, c, False) for c in subs.channels)
-                    or any(not channel_allowed(upcoming, c, False) for c in subs.shard)):
+            if _subscribed_elsewhere(client, upcoming):
                 self.close_client(client, requester)
 
     # --- files -----------------------------------------------------------------------------
@@ -267,7 +261,6 @@ class Acl:
             return (errors + "WARNING: ACL errors detected, no change to the previously active "
                     "ACL rules was performed")
         new_default = users.pop(b"default", None) or default_user()
-        old_users = self.users
         self.default.copy_from(new_default)
         users[b"default"] = self.default
         self.users = users
@@ -281,29 +274,15 @@ class Acl:
             if new is None:
                 self.close_client(client, requester)
                 continue
-            if new is not old and client.subs is not None:
-                previous = old_users.get(old.name, old)
-                self._close_revoked_subscribers_of(client, previous, new, requester)
-                if client.closed or client.close_after_reply:
-                    continue
+            if new is not old and client.subs is not None and not any(
+                    s.allchannels for s in new.selectors) and _subscribed_elsewhere(
+                    client, [c for s in new.selectors for c in s.channels]):
+                self.close_client(client, requester)
+                continue
             client.acl_user = new
             client.acl_limited = not new.unrestricted
         self.user_changed(self.default)
         return None
-
-    def _close_revoked_subscribers_of(self, client: Client, old: User, new: User,
-                                      requester: Client | None) -> None:
-        from server.acl.check import channel_allowed
-        if any(s.allchannels for s in new.selectors):
-            return
-        upcoming = [c for s in new.selectors for c in s.channels]
-        subs = client.subs
-        if subs is None:
-            return
-        if (any(not channel_allowed(upcoming, p, True) for p in subs.patterns)
-                or any(not channel_allowed(upcoming, c, False) for c in subs.channels)
-                or any(not channel_allowed(upcoming, c, False) for c in subs.shard)):
-            self.close_client(client, requester)
 
     def save_file(self, filename: str) -> bool:
         """ACLSaveToFile: written whole to a temporary file, synced, renamed over the old."""
@@ -347,3 +326,14 @@ class Acl:
             if errors is not None:
                 raise AclStartupError(f"Aborting Redis startup because of ACL errors: {errors}")
 
+
+def _subscribed_elsewhere(client: Client, upcoming: list[bytes]) -> bool:
+    """ACLShouldKillPubsubClient: whether client is subscribed to a pattern, channel or shard
+    channel the channel patterns `upcoming` do not allow."""
+    from server.acl.check import channel_allowed
+    subs = client.subs
+    if subs is None:
+        return False
+    return (any(not channel_allowed(upcoming, p, True) for p in subs.patterns)
+            or any(not channel_allowed(upcoming, c, False) for c in subs.channels)
+            or any(not channel_allowed(upcoming, c, False) for c in subs.shard))

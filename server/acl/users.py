@@ -372,22 +372,12 @@ class User:
             self.nopass = False
             self.passwords = []
         elif first in (b">", b"#"):
-            if first == b">":
-                digest = hash_password(op[1:])
-            else:
-                if not valid_hash(op[1:]):
-                    raise RuleError(EBADMSG)
-                digest = op[1:]
+            digest = _digest(op, first == b">")
             if digest not in self.passwords:
                 self.passwords.append(digest)
             self.nopass = False
         elif first in (b"<", b"!"):
-            if first == b"<":
-                digest = hash_password(op[1:])
-            else:
-                if not valid_hash(op[1:]):
-                    raise RuleError(EBADMSG)
-                digest = op[1:]
+            digest = _digest(op, first == b"<")
             if digest not in self.passwords:
                 raise RuleError(ENODEV)
             self.passwords.remove(digest)
@@ -437,6 +427,15 @@ class User:
             flags.append(b"nopass")
         flags.append(b"skip-sanitize-payload" if self.skip_sanitize else b"sanitize-payload")
         return flags
+
+
+def _digest(op: bytes, clear: bool) -> bytes:
+    """The hash a password rule names: of its clear text (>, <) or given (#, !)."""
+    if clear:
+        return hash_password(op[1:])
+    if not valid_hash(op[1:]):
+        raise RuleError(EBADMSG)
+    return op[1:]
 
 
 def split_args(text: bytes) -> list[bytes] | None:
