@@ -113,7 +113,25 @@ SETUP = [
     "ACL SETUSER alice on >pw ~orders:* %R~dash:* &ch* +xadd +@read -keys +publish",
     "ACL SETUSER alice (+get ~x*) (+set %W~y*)",
     "ACL SETUSER bob +config|get +select|0 +select|1 -config +client|list +acl|whoami",
+    "ACL SETUSER reader on %R~* +@all",
+    "ACL SETUSER writer on %W~* +@all",
 ]
+# Read or write access per key, as each command's key specs say (a sample of every family).
+_ACCESS = ["xreadgroup group g c streams s >", "xread streams s 0", "xadd s * a 1",
+           "xack s g 0-1", "xrange s - +", "xlen s", "xinfo stream s", "xgroup create s g $",
+           "xtrim s maxlen 1", "xdel s 0-1", "xclaim s g c 0 0-1", "xautoclaim s g c 0 0",
+           "xpending s g", "xsetid s 0-1", "set k v", "set k v get", "get k", "getdel k",
+           "getex k", "incr k", "append k v", "strlen k", "exists k", "type k", "del k",
+           "unlink k", "rename a b", "renamenx a b", "copy a b", "expire k 1", "ttl k",
+           "persist k", "mget a b", "mset a 1 b 2", "lpush l a", "lpop l", "lrange l 0 -1",
+           "lmove a b left right", "blpop l 0", "hset h f v", "hget h f", "hgetall h",
+           "hincrby h f 1", "sadd s m", "smembers s", "sinterstore d a b", "sunion a b",
+           "zadd z 1 m", "zrange z 0 -1", "zunionstore d 2 a b", "zpopmin z", "setbit b 1 1",
+           "getbit b 1", "bitcount b", "bitop and d a b", "bitfield b get u8 0",
+           "bitfield b set u8 0 1", "bitfield_ro b get u8 0", "touch k", "dump k",
+           "object encoding k", "memory usage k", "lcs a b", "watch k"]
+SCRIPT_ACCESS = [(f"ACL DRYRUN {user} {command}", True) for command in _ACCESS
+                 for user in ("reader", "writer")]
 SCRIPT: list[tuple[str, bool]] = [
     ("ACL LIST", False),
     ("ACL GETUSER alice", False),
@@ -185,6 +203,7 @@ SCRIPT: list[tuple[str, bool]] = [
     ("ACL WHOAMI", True),
     ("AUTH nosuch pw", True),
     ("AUTH x", True),
+    *SCRIPT_ACCESS,
 ]
 
 
