@@ -150,3 +150,27 @@ def test_saved_file_is_read_by_redis(tmp_path: Path) -> None:
             line.replace(" sanitize-payload", "") for line in ours]
     finally:
         real.cleanup()
+
+
+def test_config_rewrite_writes_users(tmp_path: Path) -> None:
+    conf = tmp_path / "rivulet.conf"
+    conf.write_text("# users\nuser old on nopass +@all ~*\nmaxclients 100\nuser gone on nopass\n")
+    proc = ConfiguredServer(conf).start()
+    try:
+        with redis.Redis(port=proc.port, decode_responses=True) as admin:
+            admin.acl_deluser("gone")
+            admin.execute_command("ACL", "SETUSER", "new", "on", ">pw", "%R~*", "+@read")
+            listed = admin.acl_list()
+            assert admin.config_rewrite()
+        lines = conf.read_text().splitlines()
+        # Every user, in the place of the first `user` line, as Redis's CONFIG REWRITE.
+        assert lines[:4] == ["# users", *listed]
+        assert "maxclients 100" in lines
+    finally:
+        proc.cleanup()
+    again = ConfiguredServer(conf).start()
+    try:
+        with redis.Redis(port=again.port, decode_responses=True) as admin:
+            assert admin.acl_list() == listed
+    finally:
+        again.cleanup()
