@@ -100,6 +100,12 @@ def build_config(argv: list[str]) -> Config:
             values = save_points
         elif name == "save":
             save_points = []
+        elif name == "user":
+            # Each line declares one user (Redis's ACLAppendUserForLoading).
+            if not values:
+                raise UsageError(f"{where}\nwrong number of arguments")
+            config.user_lines.append([v.encode() for v in values])
+            continue
         param = config.lookup(name)
         if param is None and len(values) == 1 and name.lower() in DEPRECATED_NAMES:
             continue

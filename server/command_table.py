@@ -27,6 +27,9 @@ _GROUP_CATEGORIES = {
     "list": "list", "hash": "hash", "set": "set", "sorted_set": "sortedset", "bitmap": "bitmap",
 }
 
+# Commands of the generic group that Redis files under @connection only, not @keyspace.
+_NO_GROUP_CATEGORY = frozenset({"wait", "waitaof"})
+
 
 @dataclass(slots=True, eq=False)
 class Command:
@@ -70,7 +73,8 @@ class Command:
         if "readonly" in self.flags:
             cats.append("@read")
         # A container (handler None) has no category of its group, as in Redis's JSON files.
-        group = _GROUP_CATEGORIES.get(self.group, "") if self.handler is not None else ""
+        group = (_GROUP_CATEGORIES.get(self.group, "")
+                 if self.handler is not None and self.name not in _NO_GROUP_CATEGORY else "")
         if group:
             cats.append("@" + group)
         if "admin" in self.flags:

@@ -186,6 +186,11 @@ PARAMS: list[Param] = [
           parse_special=_parse_bind),
     Param("port", "6379", "int", "TCP port (0: no plain TCP listener)", maximum=65535),
     Param("requirepass", "", "string", "password of the default user (empty: no password)", sensitive=True),
+    Param("aclfile", "", "string", "file of the ACL users (ACL LOAD / ACL SAVE)", mutable=False),
+    Param("acllog-max-len", "128", "int", "entries kept in the ACL log", maximum=2**63 - 1),
+    Param("acl-pubsub-default", "resetchannels", "enum",
+          "channels of new users: resetchannels or allchannels",
+          choices=("allchannels", "resetchannels")),
     Param("dir", ".", "string", "working directory for data files", protected=True),
     Param("loglevel", "notice", "enum", "debug, verbose, notice, warning or nothing",
           choices=("debug", "verbose", "notice", "warning", "nothing")),
@@ -421,6 +426,8 @@ class Config:
     values: dict[str, Any] = field(default_factory=dict)
     listeners: dict[str, list[Callable[[Any], None]]] = field(default_factory=dict)
     config_file: str | None = None
+    # The `user` lines of the config file (name, then rules), loaded once the server starts.
+    user_lines: list[list[bytes]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for p in self.params.values():

@@ -29,6 +29,7 @@ from server.flow import OutputFlow, watch_threshold
 from server.replication.links import ONLINE
 
 if TYPE_CHECKING:
+    from server.acl.users import User
     from server.blocking import BlockedState
     from server.command_table import Command
     from server.effects import Effects
@@ -65,8 +66,15 @@ class Client(asyncio.Protocol):
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
-        self.user = "default"
-        self.authenticated = not server.config["requirepass"]
+        # The ACL user (server/acl/users.py) and Redis's c->authenticated (auth_flag); whether a
+        # command may run without AUTH (`authenticated`) also depends on the default user, and
+        # whether dispatch checks permissions (`acl_limited`) on the user's rules: both are
+        # kept up to date by server/acl/registry.py, so that dispatch tests one field each.
+        acl = server.acl
+        self.acl_user: User = acl.default
+        self.acl_limited = not acl.default.unrestricted
+        self.auth_flag = acl.default_open
+        self.authenticated = self.auth_flag
         self.no_evict = False
         self.no_touch = False
         # CLIENT REPLY: REPLY_OFF, REPLY_SKIP (this command's reply is dropped), REPLY_SKIP_NEXT
@@ -498,6 +506,13 @@ class Client(asyncio.Protocol):
     def set_authenticated(self, value: bool) -> None:
         self.authenticated = value
         self.parser.authenticated = value
+
+    def trust(self) -> None:
+        """Run whatever this client sends, with no user (the master's link, a file's loader),
+        as Redis's clients with a NULL user."""
+        self.set_authenticated(True)
+        self.auth_flag = True
+        self.acl_limited = False
 
 
 def _format_addr(addr: Any) -> str:

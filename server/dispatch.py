@@ -114,6 +114,14 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
             client.multi_error = True
         cmd.rejected_calls += 1
         return NOAUTH
+    # False for a user allowed everything (the default user unless changed): one field test.
+    if client.acl_limited:
+        refused = acl_refusal(client, cmd, argv)
+        if refused is not None:
+            if client.multi is not None:
+                client.multi_error = True
+            cmd.rejected_calls += 1
+            return refused
     if client.replica_checks:
         refused = _replica_refusal(client, cmd)
         if refused is not None:
@@ -145,6 +153,34 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
             cmd.rejected_calls += 1
             return ErrorReply(write_error)
     return call(client, cmd, argv)
+
+
+def acl_refusal(client: Client, cmd: Command, argv: list[bytes],
+                in_exec: bool = False) -> ErrorReply | None:
+    """The NOPERM error when the client's user may not run argv (logged in ACL LOG), or None.
+
+    `in_exec`: the check EXEC repeats for each queued command, with its own text."""
+    from server.acl.check import DENIED_CHANNEL, DENIED_CMD, DENIED_KEY, OK, check_command, error_message
+
+    user = client.acl_user
+    result, index = check_command(user, cmd, argv)
+    if result == OK:
+        return None
+    # The refused command is the client's current one in ACL LOG's client-info (cmd=); inside
+    # EXEC that stays EXEC.
+    if not in_exec:
+        client.last_command = cmd
+    client.server.acl.log_denial(client, result,
+                                 cmd.name.encode() if result == DENIED_CMD else argv[index])
+    if in_exec:
+        reason = ("no permission to execute the command or subcommand" if result == DENIED_CMD
+                  else "no permission to touch the specified keys" if result == DENIED_KEY
+                  else "no permission to access one of the channels used as arguments"
+                  if result == DENIED_CHANNEL else "no permission")
+        return ErrorReply("NOPERM ACLs rules changed between the moment the transaction was "
+                          "accumulated and the EXEC call. This command is no longer allowed for "
+                          f"the following reason: {reason}")
+    return ErrorReply("NOPERM " + error_message(result, user, cmd, argv[index], False))
 
 
 def _replica_refusal(client: Client, cmd: Command) -> ErrorReply | None:
@@ -185,8 +221,8 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     each call takes `execute` and gets its own checks.
     """
     server = client.server
-    if (client.multi is not None or not client.authenticated or client.no_touch
-            or server.loading or client.is_loader or client.subs is not None
+    if (client.multi is not None or not client.authenticated or client.acl_limited
+            or client.no_touch or server.loading or client.is_loader or client.subs is not None
             or client.replica_checks
             or (cmd.is_write and server.write_error is not None)):
         return 0
@@ -274,6 +310,12 @@ def reexecute(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     Its call was counted when it first ran; this run adds its time, and a failure. The checks
     that depend on the server's state are made again, as Redis's processCommand does.
     """
+    if client.acl_limited:
+        # The user's rules may have changed while it waited.
+        refused = acl_refusal(client, cmd, argv)
+        if refused is not None:
+            cmd.rejected_calls += 1
+            return refused
     write_error = client.server.write_error
     if cmd.is_write and write_error is not None:
         cmd.rejected_calls += 1

@@ -263,6 +263,7 @@ def section_persistence(server: Server) -> str:
 
 def section_stats(server: Server) -> str:
     stats = server.stats
+    denied = server.acl.log.denied
     pairs: list[tuple[str, object]] = [
         ("total_connections_received", stats.connections_received),
         ("total_commands_processed", stats.commands_processed),
@@ -298,8 +299,8 @@ def section_stats(server: Server) -> str:
         ("reply_buffer_expands", 0), ("eventloop_cycles", 0), ("eventloop_duration_sum", 0),
         ("eventloop_duration_cmd_sum", 0), ("instantaneous_eventloop_cycles_per_sec", 0),
         ("instantaneous_eventloop_duration_usec", 0),
-        ("acl_access_denied_auth", 0), ("acl_access_denied_cmd", 0),
-        ("acl_access_denied_key", 0), ("acl_access_denied_channel", 0),
+        ("acl_access_denied_auth", denied[3]), ("acl_access_denied_cmd", denied[1]),
+        ("acl_access_denied_key", denied[2]), ("acl_access_denied_channel", denied[4]),
     ]
     return "# Stats\r\n" + _lines(pairs)
 

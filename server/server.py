@@ -11,6 +11,7 @@ import ssl
 import time
 from typing import TYPE_CHECKING
 
+from server.acl.registry import Acl, AclStartupError
 from server.blocking import BlockingManager
 from server.command_table import STARTUP_HOOKS, load_handlers
 from server.config import Config
@@ -84,6 +85,8 @@ class Server:
         self.entry_cache = EntryCache(config["stream-read-cache-bytes"])
         config.on_change("stream-read-cache-bytes", self.entry_cache.set_budget)
         load_handlers()
+        # Users and permissions (server/acl/): before any client exists.
+        self.acl = Acl(self)
         self.persistence = Persistence(self)
         # The replicas of this server and its replication stream (server/replication/).
         self.replication = Master(self)
@@ -160,7 +163,7 @@ class Server:
         if len(self.clients) >= self.config["maxclients"]:
             self.stats.rejected_connections += 1
             return MAXCLIENTS_ERROR
-        if self.config["protected-mode"] and not self.config["requirepass"] and not is_loopback(peer):
+        if self.config["protected-mode"] and self.acl.default.nopass and not is_loopback(peer):
             self.stats.rejected_connections += 1
             return PROTECTED_MODE_ERROR
         self.stats.connections_received += 1
@@ -193,6 +196,11 @@ class Server:
         self.attach_loop(loop)
         self._stop_event = asyncio.Event()
         config = self.config
+        try:
+            self.acl.startup(config.user_lines)
+        except AclStartupError as exc:
+            log.warning("%s", exc)
+            raise ListenError("ACL users could not be loaded") from None
         if tls_wanted(config):
             try:
                 self.tls.configure(config)

@@ -96,7 +96,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"sub={sub} psub={psub} ssub={ssub} multi={len(client.multi) if client.multi is not None else -1} "
         f"watch={len(client.watched)} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
         f"multi-mem={multi_mem} rbs={_REPLY_BUFFER_SIZE} rbp=0 obl=0 oll=0 omem={pending} "
-        f"tot-mem={tot_mem} events={events} cmd={cmd} user={client.user} redir=-1 "
+        f"tot-mem={tot_mem} events={events} cmd={cmd} user={_text(client.acl_user.name)} redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={_text(client.lib_name)} "
         f"lib-ver={_text(client.lib_ver)}"
     )
@@ -238,6 +238,7 @@ def client_kill(client: Client, argv: list[bytes]) -> Any:
     addr = laddr = None
     wanted_type = None
     wanted_id = 0
+    wanted_user = None
     max_age = 0
     old_form = len(argv) == 3
     skipme = not old_form  # with the old form a client may kill itself
@@ -267,7 +268,8 @@ def client_kill(client: Client, argv: list[bytes]) -> Any:
             elif option == b"laddr":
                 laddr = value.decode("utf-8", "replace")
             elif option == b"user":
-                if value != b"default":  # the only user until ACLs exist
+                wanted_user = client.server.acl.users.get(value)
+                if wanted_user is None:
                     return ErrorReply(f"ERR No such user '{value.decode('utf-8', 'replace')}'")
             elif option == b"skipme":
                 if value.lower() == b"yes":
@@ -289,6 +291,8 @@ def client_kill(client: Client, argv: list[bytes]) -> Any:
         if wanted_type is not None and client_type(target) != wanted_type:
             continue
         if wanted_id and target.id != wanted_id:
+            continue
+        if wanted_user is not None and target.acl_user is not wanted_user:
             continue
         if target is client and skipme:
             continue

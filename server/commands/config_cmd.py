@@ -266,9 +266,13 @@ def _directive_lines(config: Config, param: Param) -> list[str]:
     return [f"{param.name} {shlex.quote(text) if text else chr(34) * 2}"]
 
 
-def rewrite_config_file(config: Config, path: str) -> None:
+def rewrite_config_file(config: Config, path: str, users: list[str] | None = None) -> None:
     """Rewrite `path` keeping its comments and order: known directives get their current value in
-    place, and parameters changed from their defaults that the file lacks are appended."""
+    place, and parameters changed from their defaults that the file lacks are appended.
+
+    `users` are the `user` lines (Redis's rewriteConfigUserOption: every user, in the place of
+    the first `user` line; none when the users live in an ACL file)."""
+    users = users or []
     try:
         with open(path, encoding="utf-8") as fh:
             old_lines = fh.read().splitlines()
@@ -282,6 +286,11 @@ def rewrite_config_file(config: Config, path: str) -> None:
             continue
         if not stripped or stripped.startswith("#"):
             out.append(line)
+            continue
+        if stripped.split()[0].lower() == "user":
+            if "user" not in written:
+                written.add("user")
+                out.extend(users)
             continue
         param = config.lookup(stripped.split()[0])
         if param is None:
@@ -297,6 +306,8 @@ def rewrite_config_file(config: Config, path: str) -> None:
             continue
         if config.render(param.name) != defaults.render(param.name):
             appended.extend(_directive_lines(config, param))
+    if "user" not in written:
+        appended.extend(users)
     if appended:
         out.append(REWRITE_SIGNATURE)
         out.extend(appended)
@@ -324,7 +335,11 @@ def config_rewrite(client: Client, argv: list[bytes]) -> Any:
     if config.config_file is None:
         return ErrorReply("ERR The server is running without a config file")
     try:
-        rewrite_config_file(config, config.config_file)
+        acl = client.server.acl
+        users = [] if config["aclfile"] else [
+            (b"user " + u.name + b" " + u.describe()).decode("utf-8", "surrogateescape")
+            for u in acl.sorted_users()]
+        rewrite_config_file(config, config.config_file, users)
     except OSError as exc:
         log.warning("CONFIG REWRITE failed: %s", exc.strerror)
         return ErrorReply(f"ERR Rewriting config file: {exc.strerror}")

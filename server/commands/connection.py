@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
@@ -67,17 +66,9 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.reply_flags &= REPLY_SKIP  # CLIENT REPLY OFF / SKIP end; a skip in progress does not
     if client.subs is not None:
         client.server.pubsub.drop_client(client)
-    client.set_authenticated(not client.server.config["requirepass"])
+    acl = client.server.acl
+    acl.attach(client, acl.default, authenticated=acl.default_open)
     return SimpleString(b"RESET")
-
-
-def check_password(client: Client, username: bytes, password: bytes) -> bool:
-    if username != b"default":
-        return False
-    required = client.server.config["requirepass"]
-    if not required:
-        return True  # the default user has nopass: any password is accepted
-    return hmac.compare_digest(password, required.encode())
 
 
 @command("auth", -2, "noscript loading stale fast no_auth allow_busy", group="connection",
@@ -85,8 +76,9 @@ def check_password(client: Client, username: bytes, password: bytes) -> bool:
 def auth(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 3:
         return ErrorReply("ERR syntax error")
+    acl = client.server.acl
     if len(argv) == 2:
-        if not client.server.config["requirepass"]:
+        if acl.default.nopass:
             return ErrorReply(
                 "ERR AUTH <password> called without any password configured for the default "
                 "user. Are you sure your configuration is correct?"
@@ -94,9 +86,8 @@ def auth(client: Client, argv: list[bytes]) -> Any:
         username, password = b"default", argv[1]
     else:
         username, password = argv[1], argv[2]
-    if not check_password(client, username, password):
+    if not acl.authenticate(client, username, password, argv[0]):
         return WRONGPASS
-    client.set_authenticated(True)
     return OK
 
 
@@ -135,9 +126,8 @@ def hello(client: Client, argv: list[bytes]) -> Any:
         else:
             return ErrorReply(f"ERR Syntax error in HELLO option '{argv[i].decode('utf-8', 'replace')}'")
     if username is not None:
-        if not check_password(client, username, password or b""):
+        if not client.server.acl.authenticate(client, username, password or b"", argv[0]):
             return WRONGPASS
-        client.set_authenticated(True)
     if not client.authenticated:
         return ErrorReply(
             "NOAUTH HELLO must be called with the client already authenticated, otherwise the "

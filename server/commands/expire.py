@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import ErrorReply
-from server.command_table import command
+from server.command_table import command, key_spec
 from server.keyspace import EXPIRY_DELETE, now_ms
 from server.notify import NOTIFY_GENERIC, notify_keyspace_event
 
@@ -88,25 +88,29 @@ def _expire_generic(client: Client, argv: list[bytes], name: str, *, relative: b
     return 1
 
 
-@command("expire", -3, "write fast", keys=(1, 1, 1), group="generic", since="1.0.0",
+@command("expire", -3, "write fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "UPDATE")), group="generic", since="1.0.0",
          summary="Sets the expiration time of a key in seconds.")
 def expire(client: Client, argv: list[bytes]) -> Any:
     return _expire_generic(client, argv, "expire", relative=True, seconds=True)
 
 
-@command("pexpire", -3, "write fast", keys=(1, 1, 1), group="generic", since="2.6.0",
+@command("pexpire", -3, "write fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "UPDATE")), group="generic", since="2.6.0",
          summary="Sets the expiration time of a key in milliseconds.")
 def pexpire(client: Client, argv: list[bytes]) -> Any:
     return _expire_generic(client, argv, "pexpire", relative=True, seconds=False)
 
 
-@command("expireat", -3, "write fast", keys=(1, 1, 1), group="generic", since="1.2.0",
+@command("expireat", -3, "write fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "UPDATE")), group="generic", since="1.2.0",
          summary="Sets the expiration time of a key to a Unix timestamp.")
 def expireat(client: Client, argv: list[bytes]) -> Any:
     return _expire_generic(client, argv, "expireat", relative=False, seconds=True)
 
 
-@command("pexpireat", -3, "write fast", keys=(1, 1, 1), group="generic", since="2.6.0",
+@command("pexpireat", -3, "write fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "UPDATE")), group="generic", since="2.6.0",
          summary="Sets the expiration time of a key to a Unix milliseconds timestamp.")
 def pexpireat(client: Client, argv: list[bytes]) -> Any:
     return _expire_generic(client, argv, "pexpireat", relative=False, seconds=False)
@@ -123,31 +127,36 @@ def _ttl_generic(client: Client, key: bytes, *, ms: bool, absolute: bool) -> int
     return ttl if ms else (ttl + 500) // 1000
 
 
-@command("ttl", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0",
+@command("ttl", 2, "readonly fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RO", "ACCESS")), group="generic", since="1.0.0",
          summary="Returns the expiration time in seconds of a key.")
 def ttl(client: Client, argv: list[bytes]) -> Any:
     return _ttl_generic(client, argv[1], ms=False, absolute=False)
 
 
-@command("pttl", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="2.6.0",
+@command("pttl", 2, "readonly fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RO", "ACCESS")), group="generic", since="2.6.0",
          summary="Returns the expiration time in milliseconds of a key.")
 def pttl(client: Client, argv: list[bytes]) -> Any:
     return _ttl_generic(client, argv[1], ms=True, absolute=False)
 
 
-@command("expiretime", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="7.0.0",
+@command("expiretime", 2, "readonly fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RO", "ACCESS")), group="generic", since="7.0.0",
          summary="Returns the expiration time of a key as a Unix timestamp.")
 def expiretime(client: Client, argv: list[bytes]) -> Any:
     return _ttl_generic(client, argv[1], ms=False, absolute=True)
 
 
-@command("pexpiretime", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="7.0.0",
+@command("pexpiretime", 2, "readonly fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RO", "ACCESS")), group="generic", since="7.0.0",
          summary="Returns the expiration time of a key as a Unix milliseconds timestamp.")
 def pexpiretime(client: Client, argv: list[bytes]) -> Any:
     return _ttl_generic(client, argv[1], ms=True, absolute=True)
 
 
-@command("persist", 2, "write fast", keys=(1, 1, 1), group="generic", since="2.2.0",
+@command("persist", 2, "write fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "UPDATE")), group="generic", since="2.2.0",
          summary="Removes the expiration time of a key.")
 def persist(client: Client, argv: list[bytes]) -> Any:
     db = client.db

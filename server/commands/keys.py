@@ -37,7 +37,8 @@ def _delete(client: Client, argv: list[bytes]) -> int:
     return deleted
 
 
-@command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0",
+@command("del", -2, "write", keys=(1, -1, 1),
+         key_specs=key_spec(("RM", "DELETE"), last=-1), group="generic", since="1.0.0",
          summary="Deletes one or more keys.",
          complexity="O(N) where N is the number of keys that will be removed. When a key to remove "
          "holds a value other than a string, the individual complexity for this key is O(M) where "
@@ -47,7 +48,8 @@ def del_(client: Client, argv: list[bytes]) -> Any:
     return _delete(client, argv)
 
 
-@command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0",
+@command("unlink", -2, "write fast", keys=(1, -1, 1),
+         key_specs=key_spec(("RM", "DELETE"), last=-1), group="generic", since="4.0.0",
          summary="Asynchronously deletes one or more keys.",
          complexity="O(1) for each key removed regardless of its size. Then the command does O(N) "
          "work in a different thread in order to reclaim memory, where N is the number of "
@@ -57,7 +59,8 @@ def unlink(client: Client, argv: list[bytes]) -> Any:
     return _delete(client, argv)
 
 
-@command("exists", -2, "readonly fast", keys=(1, -1, 1), group="generic", since="1.0.0",
+@command("exists", -2, "readonly fast", keys=(1, -1, 1),
+         key_specs=key_spec(("RO",), last=-1), group="generic", since="1.0.0",
          summary="Determines whether one or more keys exist.",
          complexity="O(N) where N is the number of keys to check.")
 def exists(client: Client, argv: list[bytes]) -> Any:
@@ -104,7 +107,8 @@ def touch_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     return end - start
 
 
-@command("type", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0",
+@command("type", 2, "readonly fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RO",)), group="generic", since="1.0.0",
          summary="Determines the type of value stored at a key.")
 def type_(client: Client, argv: list[bytes]) -> Any:
     value = client.db.read_peek(argv[1])
@@ -214,19 +218,22 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     return 1 if nx else OK
 
 
-@command("rename", 3, "write", keys=(1, 2, 1), group="generic", since="1.0.0",
+@command("rename", 3, "write", keys=(1, 2, 1),
+         key_specs=key_spec(("RW", "ACCESS", "DELETE")) + key_spec(("OW", "UPDATE"), 2), group="generic", since="1.0.0",
          summary="Renames a key and overwrites the destination.")
 def rename(client: Client, argv: list[bytes]) -> Any:
     return _rename(client, argv, nx=False)
 
 
-@command("renamenx", 3, "write fast", keys=(1, 2, 1), group="generic", since="1.0.0",
+@command("renamenx", 3, "write fast", keys=(1, 2, 1),
+         key_specs=key_spec(("RW", "ACCESS", "DELETE")) + key_spec(("OW", "INSERT"), 2), group="generic", since="1.0.0",
          summary="Renames a key only when the target key name doesn't exist.")
 def renamenx(client: Client, argv: list[bytes]) -> Any:
     return _rename(client, argv, nx=True)
 
 
-@command("copy", -3, "write denyoom", keys=(1, 2, 1), group="generic", since="6.2.0",
+@command("copy", -3, "write denyoom", keys=(1, 2, 1),
+         key_specs=key_spec(("RO", "ACCESS")) + key_spec(("OW", "UPDATE"), 2), group="generic", since="6.2.0",
          summary="Copies the value of a key to a new key.",
          complexity="O(N) worst case for collections, where N is the number of nested items. O(1) "
          "for string values.")

@@ -10,7 +10,7 @@ from protocol.encoder import write_reply
 from protocol.floats import format_long_double, parse_long_double, round_long_double
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
-from server.command_table import command, run_of
+from server.command_table import command, key_spec, run_of
 from server.commands.expire import LLONG_MAX, invalid_expire_time
 from server.commands.runs import read_run_end
 from server.keyspace import EXPIRY_DELETE, Database, now_ms
@@ -59,7 +59,8 @@ def _check_length(client: Client, size: int, append: int) -> None:
 # --- GET / SET ----------------------------------------------------------------------------------
 
 
-@command("get", 2, "readonly fast", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("get", 2, "readonly fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RO", "ACCESS")), group="string", since="1.0.0",
          summary="Returns the string value of a key.")
 def get(client: Client, argv: list[bytes]) -> Any:
     return read_string(client.db, argv[1])
@@ -174,7 +175,8 @@ def _set_generic(client: Client, key: bytes, value: bytes, opts: _Options, name:
     return reply
 
 
-@command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("set", -3, "write denyoom", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE", "VARIABLE_FLAGS")), group="string", since="1.0.0",
          summary="Sets the string value of a key, ignoring its type. The key is created if it "
          "doesn't exist.")
 def set_(client: Client, argv: list[bytes]) -> Any:
@@ -182,7 +184,8 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     return _set_generic(client, argv[1], argv[2], opts, "set")
 
 
-@command("setnx", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("setnx", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("OW", "INSERT")), group="string", since="1.0.0",
          summary="Set the string value of a key only when the key doesn't exist.")
 def setnx(client: Client, argv: list[bytes]) -> Any:
     opts = _Options()
@@ -197,21 +200,24 @@ def _set_with_expire(client: Client, argv: list[bytes], unit: bytes, name: str) 
     return _set_generic(client, argv[1], argv[3], opts, name)
 
 
-@command("setex", 4, "write denyoom", keys=(1, 1, 1), group="string", since="2.0.0",
+@command("setex", 4, "write denyoom", keys=(1, 1, 1),
+         key_specs=key_spec(("OW", "UPDATE")), group="string", since="2.0.0",
          summary="Sets the string value and expiration time of a key. Creates the key if it "
          "doesn't exist.")
 def setex(client: Client, argv: list[bytes]) -> Any:
     return _set_with_expire(client, argv, b"ex", "setex")
 
 
-@command("psetex", 4, "write denyoom", keys=(1, 1, 1), group="string", since="2.6.0",
+@command("psetex", 4, "write denyoom", keys=(1, 1, 1),
+         key_specs=key_spec(("OW", "UPDATE")), group="string", since="2.6.0",
          summary="Sets both string value and expiration time in milliseconds of a key. The key is "
          "created if it doesn't exist.")
 def psetex(client: Client, argv: list[bytes]) -> Any:
     return _set_with_expire(client, argv, b"px", "psetex")
 
 
-@command("getset", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("getset", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")), group="string", since="1.0.0",
          summary="Returns the previous string value of a key after setting it to a new value.")
 def getset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
@@ -222,7 +228,8 @@ def getset(client: Client, argv: list[bytes]) -> Any:
     return old
 
 
-@command("getdel", 2, "write fast", keys=(1, 1, 1), group="string", since="6.2.0",
+@command("getdel", 2, "write fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "DELETE")), group="string", since="6.2.0",
          summary="Returns the string value of a key after deleting the key.")
 def getdel(client: Client, argv: list[bytes]) -> Any:
     db = client.db
@@ -234,7 +241,8 @@ def getdel(client: Client, argv: list[bytes]) -> Any:
     return value
 
 
-@command("getex", -2, "write fast", keys=(1, 1, 1), group="string", since="6.2.0",
+@command("getex", -2, "write fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")), group="string", since="6.2.0",
          summary="Returns the string value of a key after setting its expiration time.")
 def getex(client: Client, argv: list[bytes]) -> Any:
     opts = _parse_options(argv, 2, is_set=False)
@@ -260,7 +268,8 @@ def getex(client: Client, argv: list[bytes]) -> Any:
     return value
 
 
-@command("mget", -2, "readonly fast", keys=(1, -1, 1), group="string", since="1.0.0",
+@command("mget", -2, "readonly fast", keys=(1, -1, 1),
+         key_specs=key_spec(("RO", "ACCESS"), last=-1), group="string", since="1.0.0",
          summary="Atomically returns the string values of one or more keys.",
          complexity="O(N) where N is the number of keys to retrieve.")
 def mget(client: Client, argv: list[bytes]) -> Any:
@@ -272,7 +281,8 @@ def mget(client: Client, argv: list[bytes]) -> Any:
     return out
 
 
-@command("mset", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1",
+@command("mset", -3, "write denyoom", keys=(1, -1, 2),
+         key_specs=key_spec(("OW", "UPDATE"), last=-1, step=2), group="string", since="1.0.1",
          summary="Atomically creates or modifies the string values of one or more keys.",
          complexity="O(N) where N is the number of keys to set.")
 def mset(client: Client, argv: list[bytes]) -> Any:
@@ -286,7 +296,8 @@ def mset(client: Client, argv: list[bytes]) -> Any:
     return OK
 
 
-@command("msetnx", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1",
+@command("msetnx", -3, "write denyoom", keys=(1, -1, 2),
+         key_specs=key_spec(("OW", "INSERT"), last=-1, step=2), group="string", since="1.0.1",
          summary="Atomically modifies the string values of one or more keys only when all keys "
          "don't exist.",
          complexity="O(N) where N is the number of keys to set.")
@@ -328,28 +339,32 @@ def _incr_by(client: Client, argv: list[bytes], increment: int) -> int:
     return result
 
 
-@command("incr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("incr", 2, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")), group="string", since="1.0.0",
          summary="Increments the integer value of a key by one. Uses 0 as initial value if the key "
          "doesn't exist.")
 def incr(client: Client, argv: list[bytes]) -> Any:
     return _incr_by(client, argv, 1)
 
 
-@command("decr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("decr", 2, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")), group="string", since="1.0.0",
          summary="Decrements the integer value of a key by one. Uses 0 as initial value if the key "
          "doesn't exist.")
 def decr(client: Client, argv: list[bytes]) -> Any:
     return _incr_by(client, argv, -1)
 
 
-@command("incrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("incrby", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")), group="string", since="1.0.0",
          summary="Increments the integer value of a key by a number. Uses 0 as initial value if the "
          "key doesn't exist.")
 def incrby(client: Client, argv: list[bytes]) -> Any:
     return _incr_by(client, argv, parse_int(argv[2]))
 
 
-@command("decrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0",
+@command("decrby", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")), group="string", since="1.0.0",
          summary="Decrements a number from the integer value of a key. Uses 0 as initial value if "
          "the key doesn't exist.")
 def decrby(client: Client, argv: list[bytes]) -> Any:
@@ -359,7 +374,8 @@ def decrby(client: Client, argv: list[bytes]) -> Any:
     return _incr_by(client, argv, -decrement)
 
 
-@command("incrbyfloat", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.6.0",
+@command("incrbyfloat", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "ACCESS", "UPDATE")), group="string", since="2.6.0",
          summary="Increment the floating point value of a key by a number. Uses 0 as initial value "
          "if the key doesn't exist.")
 def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
@@ -385,7 +401,8 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
 # --- APPEND / STRLEN / ranges ------------------------------------------------------------------
 
 
-@command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0",
+@command("append", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "INSERT")), group="string", since="2.0.0",
          summary="Appends a string to the value of a key. Creates the key if it doesn't exist.",
          complexity="O(1). The amortized time complexity is O(1) assuming the appended value is "
          "small and the already present value is of any size, since the dynamic string library "
@@ -405,14 +422,16 @@ def append(client: Client, argv: list[bytes]) -> Any:
     return len(db.data[key])
 
 
-@command("strlen", 2, "readonly fast", keys=(1, 1, 1), group="string", since="2.2.0",
+@command("strlen", 2, "readonly fast", keys=(1, 1, 1),
+         key_specs=key_spec(("RO",)), group="string", since="2.2.0",
          summary="Returns the length of a string value.")
 def strlen(client: Client, argv: list[bytes]) -> Any:
     value = read_string(client.db, argv[1])
     return 0 if value is None else len(value)
 
 
-@command("getrange", 4, "readonly", keys=(1, 1, 1), group="string", since="2.4.0",
+@command("getrange", 4, "readonly", keys=(1, 1, 1),
+         key_specs=key_spec(("RO", "ACCESS")), group="string", since="2.4.0",
          summary="Returns a substring of the string stored at a key.",
          complexity="O(N) where N is the length of the returned string. The complexity is "
          "ultimately determined by the returned length, but because creating a substring from an "
@@ -436,7 +455,8 @@ def getrange(client: Client, argv: list[bytes]) -> Any:
     return value[start : end + 1]
 
 
-@command("setrange", 4, "write denyoom", keys=(1, 1, 1), group="string", since="2.2.0",
+@command("setrange", 4, "write denyoom", keys=(1, 1, 1),
+         key_specs=key_spec(("RW", "UPDATE")), group="string", since="2.2.0",
          summary="Overwrites a part of a string value with another by an offset. Creates the key if "
          "it doesn't exist.",
          complexity="O(1), not counting the time taken to copy the new string in place. Usually, "

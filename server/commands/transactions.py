@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import NULL_ARRAY, OK, ErrorReply
-from server.command_table import command
-from server.dispatch import call
+from server.command_table import command, key_spec
+from server.dispatch import acl_refusal, call
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -67,6 +67,12 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
     client.in_exec = True
     try:
         for cmd, cmd_argv in queued:
+            if client.acl_limited:
+                refused = acl_refusal(client, cmd, cmd_argv, in_exec=True)
+                if refused is not None:
+                    server.stats.count_error(refused.message)
+                    replies.append(refused)
+                    continue
             if cmd.is_write and server.write_error is not None:
                 replies.append(ErrorReply(server.write_error))
                 continue
@@ -82,6 +88,7 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1),
+         key_specs=key_spec(("RO",), last=-1),
          group="transactions", since="2.2.0",
          summary="Monitors changes to keys to determine the execution of a transaction.")
 def watch(client: Client, argv: list[bytes]) -> Any:

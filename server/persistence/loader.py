@@ -33,7 +33,7 @@ def _fake_client(server: Server):
     from server.connection import Client
 
     client = Client(server)
-    client.set_authenticated(True)
+    client.trust()
     client.is_loader = True
     client.replica_checks = False  # what a file holds applies, replica or not (mustObeyClient)
     return client

@@ -520,7 +520,7 @@ class MasterLink:
         client = Client(server)
         client.is_master = True
         client.replica_checks = False
-        client.set_authenticated(True)
+        client.trust()
         client.transport = writer.transport
         client.addr = _format_addr(writer.get_extra_info("peername"))
         client.laddr = _format_addr(writer.get_extra_info("sockname"))
