@@ -467,6 +467,15 @@ class PendingIds:
 
     def discard_many(self, eids: Iterable[int]) -> int:
         """Stop owning every ID given (repeats and IDs not owned are skipped); how many were."""
+        if type(eids) is list and not self.mixed and self._sorted is None:
+            # A consumer acknowledging all it holds, in order (its last batch): no slot lookups.
+            order = self._order
+            head = self._head
+            held = len(order) - head
+            if held == self._len == len(eids) and held and order[head:] == eids:
+                self._len = 0
+                self._reset()
+                return held
         n = 0
         for eid in eids:
             if self.discard(eid):

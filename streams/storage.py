@@ -84,6 +84,20 @@ def _put_entry(data: bytearray, fields: Sequence[bytes], names: tuple[bytes, ...
             data += x
 
 
+# One-byte lengths as ready-made bytes, for encoders that gather pieces (Node.fill).
+_LEN_BYTES: Final = tuple(bytes((i,)) for i in range(0x80))
+_ZERO: Final = b"\x00"
+
+
+def _len_bytes(n: int) -> bytes:
+    """`_put_len`'s encoding of n as bytes."""
+    if n < 0x80:
+        return _LEN_BYTES[n]
+    buf = bytearray()
+    _put_len(buf, n)
+    return bytes(buf)
+
+
 def read_len(data: bytes | bytearray, p: int) -> tuple[int, int]:
     """The length stored at data[p] (LEB128, one byte under 0x80) and the position after it:
     how a node's packed values are read by anything outside this module (the RESP encoder)."""
@@ -183,7 +197,12 @@ class Node:
         max_entries: int, max_bytes: int,
     ) -> int:
         """`append` entries[start:] while the node has room (EntryStore.append's test) and they
-        take its common path (no widening, no tombstone bitmap); how many were appended."""
+        take its common path (no widening, no tombstone bitmap); how many were appended.
+
+        The entries' encodings are gathered as pieces and joined onto the node's data once:
+        appending each length byte and value to the bytearray in turn was most of the cost of
+        a pipelined XADD (a method call per byte, a resize per value).
+        """
         data = self.data
         if self.dead is not None or type(data) is not bytearray:
             return 0
@@ -208,8 +227,9 @@ class Node:
         step = eids[-1] - first == total - 1 - start and eids[-1] >> 64 == first >> 64
         d = (first >> 64) - ms0
         s = (first & _U64) - 1
+        parts: list[bytes] = []
+        off = len(data)  # where the next entry starts, pieces gathered so far included
         while j < total:
-            off = len(data)
             if (max_entries and n >= max_entries) or off + fbytes + n * per + sizes[j] >= max_bytes:
                 break
             if step:
@@ -224,19 +244,38 @@ class Node:
             msd.append(d)
             seq.append(s)
             offs.append(off)
-            if width == 2 and len(fields) == 2 and fields[0] == names[0]:
-                v = fields[1]  # one field, as the node's: the most common entry of all
-                data.append(0)
-                size = len(v)
-                if size < 0x80:
-                    data.append(size)
-                else:
-                    _put_len(data, size)
-                data += v
+            count = len(fields)
+            same = count == width
+            if same:
+                for i in range(0, count, 2):
+                    if fields[i] != names[i >> 1]:
+                        same = False
+                        break
+            if same:
+                # The node's field names (the master entry's): 0, then the values only.
+                parts.append(_ZERO)
+                off += 1
+                for i in range(1, count, 2):
+                    v = fields[i]
+                    size = len(v)
+                    head = _LEN_BYTES[size] if size < 0x80 else _len_bytes(size)
+                    parts.append(head)
+                    parts.append(v)
+                    off += len(head) + size
             else:
-                _put_entry(data, fields, names)
+                head = _len_bytes(count >> 1)
+                parts.append(head)
+                off += len(head)
+                for x in fields:
+                    size = len(x)
+                    head = _LEN_BYTES[size] if size < 0x80 else _len_bytes(size)
+                    parts.append(head)
+                    parts.append(x)
+                    off += len(head) + size
             n += 1
             j += 1
+        if parts:
+            data += b"".join(parts)
         self.live += j - start
         return j - start
 

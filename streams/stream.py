@@ -166,8 +166,8 @@ class Stream:
             return []
         entries = list(entries)
         sizes = [fields_size(fields) for fields in entries]
-        for i, size in enumerate(sizes):
-            if size > MAX_NODE_SIZE:
+        for i in range(len(sizes)):
+            if sizes[i] > MAX_NODE_SIZE:
                 del entries[i:]
                 break
         ms = now_ms if now_ms > 0 else 0
