@@ -50,7 +50,8 @@ def type_name(value: Any) -> bytes:
 
 
 class Database:
-    __slots__ = ("index", "data", "expires", "keyspace", "access", "encodings")
+    __slots__ = ("index", "data", "expires", "keyspace", "access", "encodings", "sizes",
+                 "changed")
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
         self.index = index
@@ -67,6 +68,10 @@ class Database:
         # what they hold (a string APPENDed to is "raw" in Redis whatever its content): set by
         # the writing command, dropped when the key gets another value.
         self.encodings: dict[bytes, bytes] = {}
+        # The memory figure (server/used_memory.py): each key's last size estimate, and the keys
+        # written since, whose estimate is brought up to date when the figure is next read.
+        self.sizes: dict[bytes, int] = {}
+        self.changed: set[bytes] = set()
 
     def __len__(self) -> int:
         return len(self.data)
@@ -295,6 +300,7 @@ class Database:
     def signal_modified(self, key: bytes) -> None:
         ks = self.keyspace
         ks.dirty += 1
+        self.changed.add(key)
         if ks.watchers:
             ks.touch_watched(self.index, key)
 
@@ -308,6 +314,14 @@ class Keyspace:
         self.watchers: dict[tuple[int, bytes], set[Client]] = {}
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         self.expired_keys = 0
+        self.evicted_keys = 0
+        # The maxmemory setting, read by dispatch before every command (0: no limit).
+        self.maxmemory = 0
+        # The sum of the keys' size estimates (Database.sizes), and the size of each
+        # database's tables, as of the last refresh (server/used_memory.py).
+        self.dataset_bytes = 0
+        self.table_sizes = [0] * databases
+        self.tables_bytes = 0
         # INFO's keyspace_hits / keyspace_misses: what read lookups found (Redis's lookupKey
         # counts the reads, not the writes' lookups).
         self.hits = 0

@@ -650,6 +650,7 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
         # Redis keeps the zero padding it made room with, yet counts no change: nothing is
         # logged and no WATCH fires.
         db.data[key] = value
+        db.changed.add(key)  # (the memory figure still sees the padding)
     return replies
 
 
