@@ -121,18 +121,20 @@ class Evictor:
     # --- evicting ---------------------------------------------------------------------------
 
     def safe(self) -> bool:
+        """Redis's isSafeToPerformEvictions: not while loading, and by default not on a
+        replica, which ignores maxmemory to stay an exact copy of its master."""
         server = self.server
         if server.loading:
             return False
-        # By default replicas ignore maxmemory and stay exact copies of their master.
-        return not (server.master_link.host is not None
-                    and server.config["replica-ignore-maxmemory"])
+        return server.master_link.host is None or not server.config["replica-ignore-maxmemory"]
 
     def perform(self) -> int:
         """Redis's performEvictions: EVICT_OK, EVICT_RUNNING (time limit reached, continuing
         in the background) or EVICT_FAIL (over the limit and nothing evictable)."""
+        if not self.safe():
+            return EVICT_OK
         tofree = self.to_free()
-        if tofree == 0 or not self.safe():
+        if tofree == 0:
             result = EVICT_OK
         elif self.server.config["maxmemory-policy"] == "noeviction":
             result = EVICT_FAIL
@@ -255,7 +257,10 @@ class Evictor:
         size = db.sizes.get(key, 0)
         if not size or key in db.changed:
             size = used_memory.key_usage(key, db.data[key], used_memory.SAMPLES)
-        db.delete(key)
+        if not db.delete(key):
+            # It was past its expiry: deleted as expired (and logged so) by the lookup.
+            used_memory.forget(db, key)
+            return size
         used_memory.forget(db, key)
         ks.evicted_keys += 1
         if ks.notify_flags & NOTIFY_EVICTED:

@@ -44,6 +44,10 @@ EXPIRY_KEEP = 2  # a replica, for its master's commands: it is there until the m
 
 LFU_INIT_VAL = 5  # the counter of a new key, so that it is not evicted before it can be used
 
+# The memory figure's cost of a string key besides the lengths of its name and value: two bytes
+# objects' headers and the key's dict entries (server/used_memory.py's key_usage of a string).
+STRING_KEY_COST: Final = 2 * 33 + 2 * 40
+
 
 def type_name(value: Any) -> bytes:
     return TYPE_NAMES.get(type(value), b"none")
@@ -219,6 +223,13 @@ class Database:
         # the command's own lookup has just updated.
         access = None if old is None else self.access_of(key)
         self.data[key] = value
+        # Strings are counted in the memory figure here, the other types when it is read
+        # (server/used_memory.py): a string's size is known at once, and never changes.
+        ks = self.keyspace
+        if type(value) is bytes:
+            ks.dataset_bytes += len(key) + len(value) + STRING_KEY_COST
+        if type(old) is bytes:
+            ks.dataset_bytes -= len(key) + len(old) + STRING_KEY_COST
         if self.encodings:
             self.encodings.pop(key, None)
         if type(value) is not bytes and type(old) is bytes:
@@ -236,6 +247,8 @@ class Database:
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key known to be absent (a write command creating it)."""
         self.data[key] = value
+        if type(value) is bytes:
+            self.keyspace.dataset_bytes += len(key) + len(value) + STRING_KEY_COST
         if self.expires:
             # Absent may mean expired but kept, on a replica: the new value has no TTL.
             self.expires.pop(key, None)
@@ -281,6 +294,11 @@ class Database:
 
     def flush(self) -> None:
         keys = list(self.data)
+        strings = 0
+        for key, value in self.data.items():
+            if type(value) is bytes:
+                strings += len(key) + len(value) + STRING_KEY_COST
+        self.keyspace.dataset_bytes -= strings
         self.data = {}
         self.expires = {}
         self.access = {}
@@ -290,7 +308,9 @@ class Database:
             self.keyspace.signal_ready(self.index, key)
 
     def _remove(self, key: bytes) -> None:
-        del self.data[key]
+        value = self.data.pop(key)
+        if type(value) is bytes:
+            self.keyspace.dataset_bytes -= len(key) + len(value) + STRING_KEY_COST
         self.access.pop(key, None)
         if self.encodings:
             self.encodings.pop(key, None)

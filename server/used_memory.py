@@ -7,11 +7,13 @@ and costs microseconds per call, and tracemalloc slows every allocation. Evictin
 drops would evict every key.
 
 So the figure is the data's own: the sum over keys of their size estimate (what MEMORY USAGE
-reports for the key, plus its expiry entry), plus the databases' hash tables. A write only
-marks its key as changed (`Database.signal_modified` adds it to `Database.changed`, a set
-insertion); the changed keys are estimated again when the figure is next read (before a
-command when maxmemory is set, by INFO and MEMORY STATS), so a key written a thousand times
-between two reads is estimated once. A key whose last estimate was large (a long stream, a big
+reports for the key), plus the databases' hash tables (which hold the keys' expiry entries).
+A string's size is known when it is stored and never changes: `Database.set`, `add` and
+`_remove` count it at once. Any other value changes in place, so a write only marks its key as
+changed (`Database.signal_modified` adds it to `Database.changed`, a set insertion) and the
+changed keys are estimated again when the figure is next read (before a command when
+maxmemory is set, by INFO and MEMORY STATS, and a share per server cron tick), so a key written
+a thousand times between two reads is estimated once. A key whose last estimate was large (a long stream, a big
 hash) is estimated at most once per server cron tick while it keeps changing, so that appending
 to it does not cost an estimate of the whole value per command: the figure may lag by one tick
 of the writes to such keys.
@@ -33,8 +35,6 @@ if TYPE_CHECKING:
 # What one key costs besides its name and value: its entries in the database's dict and in the
 # access-data dict (a 24-byte entry plus its index slot, at CPython's 2/3 load).
 KEY_OVERHEAD = 2 * 40
-# A key's entry in the expires dict.
-EXPIRE_OVERHEAD = 40
 # A key estimated above this size waits for the cron to be estimated again.
 LARGE_VALUE = 64 * 1024
 # The estimate of a nested value samples this many elements (MEMORY USAGE's default).
@@ -62,14 +62,14 @@ def refresh(keyspace: Keyspace, large_too: bool = False, budget: int = -1) -> No
             continue
         sizes = db.sizes
         data = db.data
-        expires = db.expires
         kept: list[bytes] = []
         while changed and budget != 0:
             key = changed.pop()
             budget -= 1
             old = sizes.get(key, 0)
             value = data.get(key)
-            if value is None:
+            if value is None or type(value) is bytes:
+                # (Strings are counted as they are written: Database.set, add, _remove.)
                 if old:
                     del sizes[key]
                     total -= old
@@ -78,8 +78,6 @@ def refresh(keyspace: Keyspace, large_too: bool = False, budget: int = -1) -> No
                 kept.append(key)
                 continue
             new = key_usage(key, value, SAMPLES)
-            if key in expires:
-                new += EXPIRE_OVERHEAD
             sizes[key] = new
             total += new - old
         changed.update(kept)

@@ -261,3 +261,29 @@ def test_used_memory_goes_down_when_keys_are_deleted(ours):
     after = r.info("memory")["used_memory"]
     # Only the grown hash tables remain.
     assert after < empty + 200_000 < full["used_memory"]
+
+
+@pytest.mark.parametrize("kind", ["string", "hash", "list", "set", "zset", "stream"])
+def test_used_memory_follows_memory_usage(ours, kind):
+    """A write to an existing key moves used_memory by what it moves the key's MEMORY USAGE
+    (the tables do not change when no key is added)."""
+    r = redis.Redis(port=ours.port)
+    r.flushall()
+    writes = {
+        "string": lambda n: r.set("k", "x" * n),
+        "hash": lambda n: r.hset("k", f"f{n}", "x" * n),
+        "list": lambda n: r.rpush("k", "x" * n),
+        "set": lambda n: r.sadd("k", "x" * n),
+        "zset": lambda n: r.zadd("k", {"x" * n: n}),
+        "stream": lambda n: r.xadd("k", {"f": "x" * n}),
+    }
+    write = writes[kind]
+    write(1)
+    before = r.info("memory")["used_memory"], r.memory_usage("k")
+    for n in (10, 100, 1000):
+        write(n)
+    after = r.info("memory")["used_memory"], r.memory_usage("k")
+    assert after[1] > before[1]
+    assert after[0] - before[0] == after[1] - before[1]
+    r.delete("k")
+    assert r.info("memory")["used_memory"] == before[0] - before[1]
