@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 from protocol.reply import QUEUED, ErrorReply
 from server.blocking import BLOCKED, Block, internal_error
 from server.command_table import COMMANDS, Command
-from server.evict import before_command
+from server.evict import before_command, run_may_start
 from server.keyspace import TOUCH_LFU, TOUCH_LRU, TOUCH_NONE
 from streams.errors import StreamError
 
@@ -191,8 +191,9 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     server = client.server
     if (client.multi is not None or not client.authenticated or server.loading
             or client.is_loader or client.subs is not None or client.replica_checks
-            or client.keyspace.maxmemory
             or (cmd.is_write and server.write_error is not None)):
+        return 0
+    if client.keyspace.maxmemory and not run_may_start(client, cmd):
         return 0
     t0 = _clock()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]

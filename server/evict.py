@@ -60,8 +60,6 @@ class _Sampler:
     """Random keys of one dict (a database's keys or its expires), from a list of them taken
     when the previous one got old or mostly stale."""
 
-    __slots__ = ("keys", "taken", "misses")
-
     def __init__(self) -> None:
         self.keys: list[bytes] = []
         self.taken = 0.0
@@ -304,6 +302,15 @@ class Evictor:
 
 def _queued_denyoom(client: Client) -> bool:
     return any(queued.denyoom for queued, _argv in client.multi or ())
+
+
+def run_may_start(client: Client, cmd: Command) -> bool:
+    """For a pipelined run of calls to one key (dispatch.execute_run): evict as before one
+    command, and whether the run may go ahead. It is checked once, before the run, so the run
+    may end over the limit; the next command evicts or is refused. When refused, each call goes
+    through `before_command` and gets its own -OOM."""
+    evictor: Evictor = client.server.evictor
+    return evictor.perform() != EVICT_FAIL or not cmd.denyoom
 
 
 def before_command(client: Client, cmd: Command) -> ErrorReply | None:

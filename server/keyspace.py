@@ -341,6 +341,7 @@ class Keyspace:
         # database's tables, as of the last refresh (server/used_memory.py).
         self.dataset_bytes = 0
         self.table_sizes = [0] * databases
+        self.table_counts = [0] * databases  # the keys the table sizes were measured with
         self.tables_bytes = 0
         # INFO's keyspace_hits / keyspace_misses: what read lookups found (Redis's lookupKey
         # counts the reads, not the writes' lookups).

@@ -80,11 +80,15 @@ def refresh(keyspace: Keyspace, large_too: bool = False, budget: int = -1) -> No
             new = key_usage(key, value, SAMPLES)
             sizes[key] = new
             total += new - old
-        changed.update(kept)
-        # The tables grow only as keys are added, which marks them changed.
-        table = _tables(db)
-        tables += table - db.keyspace.table_sizes[db.index]
-        db.keyspace.table_sizes[db.index] = table
+        if kept:
+            changed.update(kept)
+        # The tables are resized only as keys come and go, which marks them changed.
+        counts = len(data) + (len(db.expires) << 32)
+        if counts != keyspace.table_counts[db.index]:
+            keyspace.table_counts[db.index] = counts
+            table = _tables(db)
+            tables += table - keyspace.table_sizes[db.index]
+            keyspace.table_sizes[db.index] = table
     keyspace.dataset_bytes = total
     keyspace.tables_bytes = tables
 
@@ -102,6 +106,7 @@ def measure_tables(keyspace: Keyspace) -> None:
     sizes = keyspace.table_sizes
     for db in keyspace.dbs:
         sizes[db.index] = _tables(db)
+        keyspace.table_counts[db.index] = len(db.data) + (len(db.expires) << 32)
     keyspace.tables_bytes = sum(sizes)
 
 

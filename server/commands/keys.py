@@ -334,8 +334,8 @@ def swapdb(client: Client, argv: list[bytes]) -> Any:
         a.encodings, b.encodings = b.encodings, a.encodings
         a.sizes, b.sizes = b.sizes, a.sizes
         a.changed, b.changed = b.changed, a.changed
-        tables = keyspace.table_sizes
-        tables[first], tables[second] = tables[second], tables[first]
+        for tables in (keyspace.table_sizes, keyspace.table_counts):
+            tables[first], tables[second] = tables[second], tables[first]
         _scan_snapshots.pop(a, None)
         _scan_snapshots.pop(b, None)
         # Any client blocked on a key of either database may now be served (or, XREADGROUP,
