@@ -72,6 +72,9 @@ COMPILED = [
     "sets/set.py",
     "sets/ops.py",
     "server/commands/strings.py",
+    # With maxmemory set, every command first asks for the memory figure and may evict.
+    "server/used_memory.py",
+    "server/evict.py",
     "server/pubsub.py",
     "server/commands/pubsub.py",
     # Redis's serialization format: loading a dump.rdb or a RESTORE payload walks every listpack

@@ -21,6 +21,7 @@ from bench.hashes_bench import HashMemoryCase, HashThroughputCase
 from bench.keys import KeyAccessCase
 from bench.latency import LatencyCase
 from bench.lists_bench import BlpopHandoffCase, ListMemoryCase, ListPushPopCase
+from bench.maxmemory_bench import XaddMaxmemoryCase
 from bench.memory import MemoryCase
 from bench.pubsub_bench import PublishCase
 from bench.rdb_load import RdbLoadCase
@@ -48,7 +49,7 @@ CASES: dict[str, Case] = {c.name: c for c in
                            BitsCase(),
                            ZaddCase(), ZrangeCase(), ZsetMemoryCase(),
                            PublishCase(), RdbLoadCase(), ReplicationCase(),
-                           TLSCase(), SlowClientsCase()]}
+                           TLSCase(), SlowClientsCase(), XaddMaxmemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}
 

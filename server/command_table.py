@@ -59,6 +59,7 @@ class Command:
     run_handler: RunHandler | None = None
     # Precomputed for the dispatch hot path.
     is_write: bool = False
+    denyoom: bool = False
     no_auth: bool = False
     calls: int = 0
     usec: int = 0
@@ -188,7 +189,8 @@ def add_command(name: str, arity: int, flags: str, *, handler: Handler | None, k
         last_key=keys[1], step=keys[2], group=group, since=since, summary=summary,
         complexity=complexity, arguments=arguments, key_finder=key_finder, extra_acl=acl,
         tips=tips, key_specs=key_specs, history=history, doc_flags=doc_flags,
-        is_write="write" in flag_set, no_auth="no_auth" in flag_set,
+        is_write="write" in flag_set, denyoom="denyoom" in flag_set,
+        no_auth="no_auth" in flag_set,
     )
     parent_name, _, sub = name.partition("|")
     if sub:

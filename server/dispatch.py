@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 from protocol.reply import QUEUED, ErrorReply
 from server.blocking import BLOCKED, Block, internal_error
 from server.command_table import COMMANDS, Command
+from server.evict import before_command, run_may_start
 from server.keyspace import TOUCH_LFU, TOUCH_LRU, TOUCH_NONE
 from streams.errors import StreamError
 
@@ -122,6 +123,10 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
                 client.multi_error = True
             cmd.rejected_calls += 1
             return refused
+    if client.keyspace.maxmemory:
+        refused = before_command(client, cmd)
+        if refused is not None:
+            return refused
     if client.replica_checks:
         refused = _replica_refusal(client, cmd)
         if refused is not None:
@@ -225,6 +230,8 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
             or client.no_touch or server.loading or client.is_loader or client.subs is not None
             or client.replica_checks
             or (cmd.is_write and server.write_error is not None)):
+        return 0
+    if client.keyspace.maxmemory and not run_may_start(client, cmd):
         return 0
     t0 = _clock()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]

@@ -3,10 +3,10 @@
 Fields Redis reports about machinery we do not have (forks, replication links, defrag, io threads)
 are kept with the values a Redis without that activity shows, so that tools parsing them work.
 
-Memory: Python has no allocator statistics comparable to jemalloc's, and tracemalloc slows every
-allocation. `used_memory` is therefore the process's resident set size (from /proc/self/statm,
-or getrusage's peak where /proc is missing), `used_memory_startup` the RSS when the server was
-built, and `used_memory_dataset` the difference. maxmemory compares against the same figure.
+Memory: Python has no allocator statistics comparable to jemalloc's. `used_memory` is the figure
+of server/used_memory.py (the keys' size estimates plus the databases' tables), the one maxmemory
+compares against, which goes down when keys are deleted; `used_memory_rss` is the process's
+resident set size (from /proc/self/statm, or getrusage's peak where /proc is missing).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from server import used_memory
 from server.command_table import COMMANDS, Command
 from server.replication.info import replication_fields
 from server.version import REDIS_VERSION, RIVULET_VERSION
@@ -174,24 +175,28 @@ def section_clients(server: Server) -> str:
 
 
 def section_memory(server: Server) -> str:
-    used = rss_bytes()
+    keyspace = server.keyspace
+    used = used_memory.used_memory(keyspace)
+    rss = rss_bytes()
     _peak_memory[0] = max(_peak_memory[0], used)
     peak = _peak_memory[0]
-    startup = min(STARTUP_RSS, used)
-    dataset = used - startup
+    startup = server.evictor.startup
+    overhead = used - keyspace.dataset_bytes
+    dataset = keyspace.dataset_bytes
     maxmemory = server.config["maxmemory"]
     system = total_system_memory()
     backlog = server.replication.state.backlog
     backlog_bytes = backlog.size if backlog is not None else 0
+    frag = rss / used if used else 0.0
     pairs: list[tuple[str, object]] = [
         ("used_memory", used), ("used_memory_human", bytes_to_human(used)),
-        ("used_memory_rss", used), ("used_memory_rss_human", bytes_to_human(used)),
+        ("used_memory_rss", rss), ("used_memory_rss_human", bytes_to_human(rss)),
         ("used_memory_peak", peak), ("used_memory_peak_human", bytes_to_human(peak)),
         ("used_memory_peak_perc", "%.2f%%" % (used * 100 / peak if peak else 100)),
-        ("used_memory_overhead", startup), ("used_memory_startup", startup),
+        ("used_memory_overhead", overhead), ("used_memory_startup", startup),
         ("used_memory_dataset", dataset),
         ("used_memory_dataset_perc", "%.2f%%" % (dataset * 100 / used if used else 0)),
-        ("allocator_allocated", used), ("allocator_active", used), ("allocator_resident", used),
+        ("allocator_allocated", used), ("allocator_active", used), ("allocator_resident", rss),
         ("allocator_muzzy", 0),
         ("total_system_memory", system), ("total_system_memory_human", bytes_to_human(system)),
         ("used_memory_lua", 0), ("used_memory_vm_eval", 0), ("used_memory_lua_human", "0B"),
@@ -204,8 +209,8 @@ def section_memory(server: Server) -> str:
         ("allocator_frag_ratio", "1.00"), ("allocator_frag_bytes", 0),
         ("allocator_rss_ratio", "1.00"), ("allocator_rss_bytes", 0),
         ("rss_overhead_ratio", "1.00"), ("rss_overhead_bytes", 0),
-        ("mem_fragmentation_ratio", "1.00"), ("mem_fragmentation_bytes", 0),
-        ("mem_not_counted_for_evict", 0), ("mem_replication_backlog", backlog_bytes),
+        ("mem_fragmentation_ratio", "%.2f" % frag), ("mem_fragmentation_bytes", rss - used),
+        ("mem_not_counted_for_evict", server.evictor.not_counted()), ("mem_replication_backlog", backlog_bytes),
         ("mem_total_replication_buffers", backlog_bytes), ("mem_clients_slaves", 0),
         ("mem_clients_normal", 0), ("mem_cluster_links", 0), ("mem_aof_buffer", 0),
         ("mem_allocator", "libc"), ("mem_overhead_db_hashtable_rehashing", 0),
@@ -264,6 +269,7 @@ def section_persistence(server: Server) -> str:
 def section_stats(server: Server) -> str:
     stats = server.stats
     denied = server.acl.log.denied
+    exceeded_total, exceeded_now = server.evictor.exceeded_ms()
     pairs: list[tuple[str, object]] = [
         ("total_connections_received", stats.connections_received),
         ("total_commands_processed", stats.commands_processed),
@@ -279,9 +285,10 @@ def section_stats(server: Server) -> str:
         ("sync_partial_err", server.replication.sync_partial_err),
         ("expired_subkeys", 0), ("expired_keys", server.keyspace.expired_keys),
         ("expired_stale_perc", "0.00"), ("expired_time_cap_reached_count", 0),
-        ("expire_cycle_cpu_milliseconds", 0), ("evicted_keys", 0), ("evicted_clients", 0),
-        ("evicted_scripts", 0), ("total_eviction_exceeded_time", 0),
-        ("current_eviction_exceeded_time", 0),
+        ("expire_cycle_cpu_milliseconds", 0), ("evicted_keys", server.keyspace.evicted_keys),
+        ("evicted_clients", 0), ("evicted_scripts", 0),
+        ("total_eviction_exceeded_time", exceeded_total),
+        ("current_eviction_exceeded_time", exceeded_now),
         ("keyspace_hits", server.keyspace.hits), ("keyspace_misses", server.keyspace.misses),
         ("pubsub_channels", len(server.pubsub.channels)),
         ("pubsub_patterns", len(server.pubsub.patterns)),

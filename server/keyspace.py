@@ -44,13 +44,18 @@ EXPIRY_KEEP = 2  # a replica, for its master's commands: it is there until the m
 
 LFU_INIT_VAL = 5  # the counter of a new key, so that it is not evicted before it can be used
 
+# The memory figure's cost of a string key besides the lengths of its name and value: two bytes
+# objects' headers and the key's dict entries (server/used_memory.py's key_usage of a string).
+STRING_KEY_COST: Final = 2 * 33 + 2 * 40
+
 
 def type_name(value: Any) -> bytes:
     return TYPE_NAMES.get(type(value), b"none")
 
 
 class Database:
-    __slots__ = ("index", "data", "expires", "keyspace", "access", "encodings")
+    __slots__ = ("index", "data", "expires", "keyspace", "access", "encodings", "sizes",
+                 "changed")
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
         self.index = index
@@ -67,6 +72,10 @@ class Database:
         # what they hold (a string APPENDed to is "raw" in Redis whatever its content): set by
         # the writing command, dropped when the key gets another value.
         self.encodings: dict[bytes, bytes] = {}
+        # The memory figure (server/used_memory.py): each key's last size estimate, and the keys
+        # written since, whose estimate is brought up to date when the figure is next read.
+        self.sizes: dict[bytes, int] = {}
+        self.changed: set[bytes] = set()
 
     def __len__(self) -> int:
         return len(self.data)
@@ -214,6 +223,13 @@ class Database:
         # the command's own lookup has just updated.
         access = None if old is None else self.access_of(key)
         self.data[key] = value
+        # Strings are counted in the memory figure here, the other types when it is read
+        # (server/used_memory.py): a string's size is known at once, and never changes.
+        ks = self.keyspace
+        if type(value) is bytes:
+            ks.dataset_bytes += len(key) + len(value) + STRING_KEY_COST
+        if type(old) is bytes:
+            ks.dataset_bytes -= len(key) + len(old) + STRING_KEY_COST
         if self.encodings:
             self.encodings.pop(key, None)
         if type(value) is not bytes and type(old) is bytes:
@@ -231,6 +247,8 @@ class Database:
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key known to be absent (a write command creating it)."""
         self.data[key] = value
+        if type(value) is bytes:
+            self.keyspace.dataset_bytes += len(key) + len(value) + STRING_KEY_COST
         if self.expires:
             # Absent may mean expired but kept, on a replica: the new value has no TTL.
             self.expires.pop(key, None)
@@ -276,6 +294,11 @@ class Database:
 
     def flush(self) -> None:
         keys = list(self.data)
+        strings = 0
+        for key, value in self.data.items():
+            if type(value) is bytes:
+                strings += len(key) + len(value) + STRING_KEY_COST
+        self.keyspace.dataset_bytes -= strings
         self.data = {}
         self.expires = {}
         self.access = {}
@@ -285,7 +308,9 @@ class Database:
             self.keyspace.signal_ready(self.index, key)
 
     def _remove(self, key: bytes) -> None:
-        del self.data[key]
+        value = self.data.pop(key)
+        if type(value) is bytes:
+            self.keyspace.dataset_bytes -= len(key) + len(value) + STRING_KEY_COST
         self.access.pop(key, None)
         if self.encodings:
             self.encodings.pop(key, None)
@@ -295,6 +320,7 @@ class Database:
     def signal_modified(self, key: bytes) -> None:
         ks = self.keyspace
         ks.dirty += 1
+        self.changed.add(key)
         if ks.watchers:
             ks.touch_watched(self.index, key)
 
@@ -308,6 +334,15 @@ class Keyspace:
         self.watchers: dict[tuple[int, bytes], set[Client]] = {}
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         self.expired_keys = 0
+        self.evicted_keys = 0
+        # The maxmemory setting, read by dispatch before every command (0: no limit).
+        self.maxmemory = 0
+        # The sum of the keys' size estimates (Database.sizes), and the size of each
+        # database's tables, as of the last refresh (server/used_memory.py).
+        self.dataset_bytes = 0
+        self.table_sizes = [0] * databases
+        self.table_counts = [0] * databases  # the keys the table sizes were measured with
+        self.tables_bytes = 0
         # INFO's keyspace_hits / keyspace_misses: what read lookups found (Redis's lookupKey
         # counts the reads, not the writes' lookups).
         self.hits = 0

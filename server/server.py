@@ -11,12 +11,14 @@ import ssl
 import time
 from typing import TYPE_CHECKING
 
+from server import used_memory
 from server.acl.registry import Acl, AclStartupError
 from server.blocking import BlockingManager
 from server.command_table import STARTUP_HOOKS, load_handlers
 from server.config import Config
 from server.effects import Effects
 from server.entry_cache import EntryCache
+from server.evict import Evictor
 from server.keyspace import Keyspace
 from server.listeners import Listener, ListenError, wait_closed
 from server.pending_writes import PendingWrites
@@ -96,6 +98,8 @@ class Server:
         # for READONLY and MASTERDOWN).
         self.replica_gate = False
         self.master_link = MasterLink(self)
+        # maxmemory and the eviction policies (server/evict.py).
+        self.evictor = Evictor(self)
         for hook in STARTUP_HOOKS:
             hook(self)
 
@@ -232,6 +236,10 @@ class Server:
         """Periodic housekeeping (Redis's serverCron): active expiry and idle-client timeouts."""
         try:
             self.keyspace.tick()
+            # The large values written since the last tick; without a limit, a share of the
+            # keys written, so that INFO finds little left to do (server/used_memory.py).
+            used_memory.refresh(self.keyspace, large_too=True,
+                                budget=-1 if self.keyspace.maxmemory else 1000)
             self.persistence.cron()
             self.replication.cron()
             if self.waits.waiters:

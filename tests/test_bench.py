@@ -159,3 +159,17 @@ def test_replication_case_reports_both_layouts(tmp_path: Path) -> None:
         assert records[prefix + "catch_up_ms"]["rivulet"]["median"] >= 0
         assert any(line.startswith(prefix + "xadd.two_replicas ") and "the baseline's" in line
                    for line in done.stdout.splitlines())
+
+
+@pytest.mark.skipif(not HAVE_BENCHMARK, reason="redis-benchmark is not installed")
+def test_maxmemory_case_runs(tmp_path: Path) -> None:
+    # The case checks itself that only its allkeys-lru run evicted keys.
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "xadd-maxmemory", "--requests", "3000", "--repeat", "1",
+         "--results-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = {r["metric"]: r for r in json.loads((tmp_path / "latest.json").read_text())["results"]}
+    assert set(records) == {"xadd_maxmemory.unlimited", "xadd_maxmemory.limit",
+                            "xadd_maxmemory.evicting"}
+    assert all(r["errors"] == {} and r["rivulet"]["median"] > 0 for r in records.values())

@@ -22,7 +22,8 @@ def test_get_exact_names_glob_and_several_patterns(r):
     # a plain name is echoed as given; lookup ignores case
     assert r.config_get("MAXCLIENTS") == {"MAXCLIENTS": "10000"}
     got = r.config_get("maxmemory*")
-    assert set(got) == {"maxmemory", "maxmemory-policy", "maxmemory-samples"}
+    assert set(got) == {"maxmemory", "maxmemory-policy", "maxmemory-samples",
+                        "maxmemory-eviction-tenacity"}
     both = r.execute_command("CONFIG", "GET", "port", "hz", "nosuch")
     assert both[0::2] == [b"port", b"hz"]
     assert r.config_get("nosuch*") == {}

@@ -15,7 +15,7 @@ from protocol.numbers import parse_int, string2ll
 from protocol.reply import ErrorReply
 from server.command_table import command, key_spec, run_of
 from server.commands.runs import announce_calls, run_end
-from server.keyspace import Database
+from server.keyspace import STRING_KEY_COST, Database
 from server.notify import NOTIFY_GENERIC, NOTIFY_STRING, notify_keyspace_event
 
 if TYPE_CHECKING:
@@ -654,6 +654,9 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
     elif grown:
         # Redis keeps the zero padding it made room with, yet counts no change: nothing is
         # logged and no WATCH fires.
+        # (The memory figure counts the padding too: see Database.set.)
+        db.keyspace.dataset_bytes += len(value) - (
+            len(current) if current is not None else -len(key) - STRING_KEY_COST)
         db.data[key] = value
     return replies
 

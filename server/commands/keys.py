@@ -356,6 +356,10 @@ def swapdb(client: Client, argv: list[bytes]) -> Any:
         a.expires, b.expires = b.expires, a.expires
         a.access, b.access = b.access, a.access
         a.encodings, b.encodings = b.encodings, a.encodings
+        a.sizes, b.sizes = b.sizes, a.sizes
+        a.changed, b.changed = b.changed, a.changed
+        for tables in (keyspace.table_sizes, keyspace.table_counts):
+            tables[first], tables[second] = tables[second], tables[first]
         _scan_snapshots.pop(a, None)
         _scan_snapshots.pop(b, None)
         # Any client blocked on a key of either database may now be served (or, XREADGROUP,

@@ -1,8 +1,8 @@
 """MEMORY USAGE / STATS / DOCTOR / MALLOC-STATS / PURGE / HELP.
 
 Sizes are Rivulet's own, not Redis's: a value's estimate comes from its type's registered
-`memory` (server/value_types.py), the process figures from the resident set size as INFO memory
-reports them (server/info.py). The replies have Redis's shapes and field names.
+`memory` (server/value_types.py), the totals from the used-memory figure INFO memory reports
+(server/used_memory.py). The replies have Redis's shapes and field names.
 """
 
 from __future__ import annotations
@@ -13,29 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, Verbatim
-from server import info, value_types
+from server import info, used_memory
 from server.command_table import command, container, key_spec
 from server.subcommands import help_reply
 
 if TYPE_CHECKING:
     from server.connection import Client
-    from server.keyspace import Database
 
 SYNTAX_ERROR = ErrorReply("ERR syntax error")
 DEFAULT_SAMPLES = 5  # OBJ_COMPUTE_SIZE_DEF_SAMPLES
-# What one key costs besides its name and value: its entries in the database's dict and in the
-# access-data dict (a 24-byte entry plus its index slot, at CPython's 2/3 load).
-KEY_OVERHEAD = 2 * 40
 
 container("memory", group="server", since="4.0.0",
           summary="A container for memory diagnostics commands.")
 
 _TIPS_SPECIAL = ("nondeterministic_output", "request_policy:all_shards", "response_policy:special")
-
-
-def key_usage(db: Database, key: bytes, value: Any, samples: int) -> int:
-    """MEMORY USAGE of a key: its value's estimate, its name, its entries."""
-    return value_types.of(value).memory(value, samples) + sys.getsizeof(key) + KEY_OVERHEAD
 
 
 @command("memory|usage", -3, "readonly", keys=(2, 2, 1), group="server", since="4.0.0",
@@ -59,7 +50,7 @@ def memory_usage(client: Client, argv: list[bytes]) -> Any:
     value = db.data.get(argv[2])
     if value is None:
         return None
-    return key_usage(db, argv[2], value, samples)
+    return used_memory.key_usage(argv[2], value, samples)
 
 
 def _client_buffers(client: Client) -> int:
@@ -74,10 +65,10 @@ def _client_buffers(client: Client) -> int:
          summary="Returns details about memory usage.", tips=_TIPS_SPECIAL)
 def memory_stats(client: Client, argv: list[bytes]) -> Any:
     server = client.server
-    used = info.rss_bytes()
+    used = used_memory.used_memory(server.keyspace)
     info._peak_memory[0] = max(info._peak_memory[0], used)
     peak = info._peak_memory[0]
-    startup = min(info.STARTUP_RSS, used)
+    startup = server.evictor.startup
     clients = _client_buffers(client)
     reply: dict[bytes, Any] = {
         b"peak.allocated": peak,
@@ -102,8 +93,8 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         overhead += main + expires
         reply[b"db.%d" % db.index] = {b"overhead.hashtable.main": main,
                                       b"overhead.hashtable.expires": expires}
-    dataset = max(used - overhead, 0)
-    net = used - startup
+    dataset = server.keyspace.dataset_bytes
+    net = max(used - startup, 0)
     reply.update({
         b"overhead.db.hashtable.lut": 0,
         b"overhead.db.hashtable.rehashing": 0,
@@ -114,7 +105,6 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         b"dataset.bytes": dataset,
         b"dataset.percentage": dataset * 100.0 / net if net > 0 else 0.0,
         b"peak.percentage": used * 100.0 / peak if peak else 100.0,
-        # The process's resident memory is what Rivulet measures: allocator figures equal it.
         b"allocator.allocated": used,
         b"allocator.active": used,
         b"allocator.resident": used,

@@ -22,7 +22,7 @@ def multi(client: Client, argv: list[bytes]) -> Any:
     return OK
 
 
-def _end_transaction(client: Client) -> None:
+def end_transaction(client: Client) -> None:
     client.multi = None
     client.multi_error = False
     if client.watched:
@@ -35,7 +35,7 @@ def _end_transaction(client: Client) -> None:
 def discard(client: Client, argv: list[bytes]) -> Any:
     if client.multi is None:
         return ErrorReply("ERR DISCARD without MULTI")
-    _end_transaction(client)
+    end_transaction(client)
     return OK
 
 
@@ -55,13 +55,13 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
     if client.multi is None:
         return ErrorReply("ERR EXEC without MULTI")
     if client.multi_error:
-        _end_transaction(client)
+        end_transaction(client)
         return ErrorReply("EXECABORT Transaction discarded because of previous errors.")
     if client.watch_dirty or _watched_key_expired(client):
-        _end_transaction(client)
+        end_transaction(client)
         return NULL_ARRAY
     queued = client.multi
-    _end_transaction(client)
+    end_transaction(client)
     replies: list[Any] = []
     server = client.server
     client.in_exec = True

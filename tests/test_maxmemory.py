@@ -1,0 +1,289 @@
+"""maxmemory: which commands -OOM refuses, in Redis's words, against real servers.
+
+With `maxmemory 1` every server is over its limit whatever it holds (Redis's own used memory
+is a megabyte before any key; Rivulet's figure counts at least its empty tables), so under
+noeviction a command is refused exactly when Redis flags it `denyoom`: the differential tests
+send the same script to Rivulet and to a real redis-server and compare every reply.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+import redis
+
+from tests.helpers import call_raw, encode_command, plain, read_reply
+from tests.replica_helpers import REDIS74, RedisServer
+from tests.serverproc import RawConnection
+
+OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+EXECABORT_OOM = (b"-EXECABORT Transaction discarded because of: OOM command not allowed when "
+                 b"used memory > 'maxmemory'.\r\n")
+EXECABORT_PREVIOUS = b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+
+HAVE_74 = os.access(REDIS74, os.X_OK)
+HAVE_70 = shutil.which("redis-server") is not None
+
+
+def _reference_binary() -> str:
+    """Redis 7.4 (the specification) where it was built, else Debian's 7.0."""
+    if HAVE_74:
+        return REDIS74
+    if HAVE_70:
+        return "redis-server"
+    pytest.skip("no redis-server (neither /tmp/redis74 nor Debian's): the -OOM differential "
+                "tests did NOT run")
+
+
+@pytest.fixture
+def reference():
+    srv = RedisServer(_reference_binary()).start()
+    yield srv
+    srv.cleanup()
+
+
+@pytest.fixture
+def ours(server_factory):
+    return server_factory("--appendonly", "no")
+
+
+# Keys of every type, written before the limit is set.
+PREPARE: list[tuple] = [
+    ("SET", "s", "value"), ("SET", "n", "10"), ("RPUSH", "l", "a", "b", "c"),
+    ("SADD", "st", "a", "b"), ("ZADD", "z", "1", "a", "2", "b"), ("HSET", "h", "f", "v"),
+    ("XADD", "x", "1-1", "f", "v"), ("XGROUP", "CREATE", "x", "g", "0"),
+    ("SET", "gone", "v"), ("SET", "ren", "v"),
+]
+
+# Under the limit: each family's writes that add data (denyoom), those that only remove or
+# change in place, and reads.
+UNDER_LIMIT: list[tuple] = [
+    ("SET", "new", "v"), ("SETNX", "new2", "v"), ("SETEX", "new3", "100", "v"),
+    ("PSETEX", "new4", "100000", "v"), ("APPEND", "s", "x"), ("SETRANGE", "s", "0", "V"),
+    ("INCR", "n"), ("INCRBY", "n", "2"), ("DECR", "n"), ("DECRBY", "n", "1"),
+    ("INCRBYFLOAT", "n", "1.5"), ("MSET", "a", "1", "b", "2"), ("MSETNX", "c", "1"),
+    ("GETSET", "s", "w"), ("GET", "s"), ("STRLEN", "s"), ("GETRANGE", "s", "0", "1"),
+    ("MGET", "s", "n"), ("GETDEL", "gone"), ("GETEX", "s", "PERSIST"),
+    ("SETBIT", "bits", "7", "1"), ("GETBIT", "bits", "7"), ("BITCOUNT", "s"),
+    ("BITFIELD", "bits", "SET", "u8", "0", "1"), ("BITFIELD_RO", "bits", "GET", "u8", "0"),
+    ("BITOP", "AND", "dest", "s", "s"),
+    ("LPUSH", "l", "z"), ("RPUSH", "l2", "z"), ("LPUSHX", "l", "y"), ("RPUSHX", "l", "y"),
+    ("LINSERT", "l", "BEFORE", "a", "q"), ("LSET", "l", "0", "w"), ("LPOP", "l"),
+    ("RPOP", "l"), ("LREM", "l", "0", "zz"), ("LTRIM", "l", "0", "10"),
+    ("LMOVE", "l", "l3", "LEFT", "LEFT"), ("RPOPLPUSH", "l", "l4"), ("LRANGE", "l", "0", "-1"),
+    ("LLEN", "l"), ("LMPOP", "1", "l", "LEFT"),
+    ("SADD", "st", "c"), ("SREM", "st", "a"), ("SMOVE", "st", "st2", "b"), ("SPOP", "st"),
+    ("SINTERSTORE", "st3", "st", "st2"), ("SUNIONSTORE", "st4", "st2"),
+    ("SDIFFSTORE", "st5", "st2"), ("SMEMBERS", "st2"), ("SCARD", "st2"),
+    ("ZADD", "z", "3", "c"), ("ZINCRBY", "z", "1", "a"), ("ZREM", "z", "b"),
+    ("ZUNIONSTORE", "z2", "1", "z"), ("ZINTERSTORE", "z3", "1", "z"),
+    ("ZDIFFSTORE", "z4", "1", "z"), ("ZRANGESTORE", "z5", "z", "0", "-1"),
+    ("ZPOPMIN", "z"), ("ZREMRANGEBYRANK", "z", "5", "6"), ("ZRANGE", "z", "0", "-1"),
+    ("ZSCORE", "z", "c"),
+    ("HSET", "h", "g", "w"), ("HSETNX", "h", "k", "v"), ("HMSET", "h", "m", "1"),
+    ("HINCRBY", "h", "m", "1"), ("HINCRBYFLOAT", "h", "m", "1.5"), ("HDEL", "h", "g"),
+    ("HGET", "h", "f"), ("HGETALL", "h"), ("HEXPIRE", "h", "100", "FIELDS", "1", "f"),
+    ("HPERSIST", "h", "FIELDS", "1", "f"),
+    ("XADD", "x", "2-1", "f", "v"), ("XLEN", "x"), ("XRANGE", "x", "-", "+"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">"), ("XACK", "x", "g", "1-1"),
+    ("XCLAIM", "x", "g", "c2", "0", "2-1"), ("XAUTOCLAIM", "x", "g", "c3", "0", "0-0"),
+    ("XGROUP", "CREATE", "x", "g2", "$"), ("XGROUP", "CREATECONSUMER", "x", "g", "c9"),
+    ("XGROUP", "SETID", "x", "g", "0"), ("XGROUP", "DELCONSUMER", "x", "g", "c9"),
+    ("XGROUP", "DESTROY", "x", "g2"), ("XDEL", "x", "1-1"), ("XTRIM", "x", "MAXLEN", "5"),
+    ("XSETID", "x", "9-9"), ("XPENDING", "x", "g"),
+    ("EXPIRE", "s", "100"), ("PEXPIRE", "s", "100000"), ("PERSIST", "s"), ("TTL", "s"),
+    ("RENAME", "ren", "ren2"), ("RENAMENX", "ren2", "ren3"), ("COPY", "s", "s-copy"),
+    ("MOVE", "n", "3"), ("DEL", "a"), ("UNLINK", "b"), ("EXISTS", "s"), ("TYPE", "s"),
+    ("TOUCH", "s"), ("DBSIZE",), ("SWAPDB", "0", "5"), ("SWAPDB", "0", "5"),
+    ("PUBLISH", "ch", "m"), ("PING",), ("ECHO", "e"), ("SELECT", "0"),
+    ("OBJECT", "ENCODING", "s"),
+]
+
+
+def _run(port: int, script: list[tuple]) -> list[bytes]:
+    conn = RawConnection(port)
+    try:
+        assert call_raw(conn, "FLUSHALL") == b"+OK\r\n"
+        for cmd in PREPARE:
+            reply = call_raw(conn, *cmd)
+            assert not reply.startswith(b"-"), (cmd, reply)
+        assert call_raw(conn, "CONFIG", "SET", "maxmemory", "1") == b"+OK\r\n"
+        return [call_raw(conn, *cmd) for cmd in script]
+    finally:
+        try:
+            call_raw(conn, "CONFIG", "SET", "maxmemory", "0")
+        finally:
+            conn.close()
+
+
+def test_same_commands_refused_as_redis(ours, reference):
+    mine = _run(ours.port, UNDER_LIMIT)
+    theirs = _run(reference.port, UNDER_LIMIT)
+    refused = [cmd[0] for cmd, reply in zip(UNDER_LIMIT, theirs, strict=True) if reply == OOM]
+    # The script means something only if it meets both kinds of commands.
+    assert len(refused) > 20 and len(refused) < len(UNDER_LIMIT) - 20, refused
+    for cmd, m, t in zip(UNDER_LIMIT, mine, theirs, strict=True):
+        assert m == t, f"{cmd!r}: rivulet {m!r} != redis {t!r}"
+
+
+def test_denyoom_flags_as_redis(ours, reference):
+    """COMMAND INFO's denyoom flag, for every command both servers know."""
+    mine = plain(redis.Redis(port=ours.port))
+    theirs = plain(redis.Redis(port=reference.port))
+    names = [n.decode() if isinstance(n, bytes) else n for n in mine.execute_command("COMMAND", "LIST")]
+    checked = 0
+    for name in names:
+        ref = theirs.execute_command("COMMAND", "INFO", name)[0]
+        if ref is None:
+            continue
+        got = mine.execute_command("COMMAND", "INFO", name)[0]
+        ref_flags = {f.decode() if isinstance(f, bytes) else f for f in ref[2]}
+        got_flags = {f.decode() if isinstance(f, bytes) else f for f in got[2]}
+        assert ("denyoom" in got_flags) == ("denyoom" in ref_flags), name
+        checked += 1
+    assert checked > 150
+
+
+def test_oom_reply_reads_and_stats(ours):
+    conn = RawConnection(ours.port)
+    call_raw(conn, "SET", "k", "v")
+    call_raw(conn, "CONFIG", "SET", "maxmemory", "1")
+    assert call_raw(conn, "SET", "k2", "v") == OOM
+    assert call_raw(conn, "GET", "k") == b"$1\r\nv\r\n"
+    assert call_raw(conn, "DEL", "k") == b":1\r\n"
+    # Still over (the tables alone exceed one byte): noeviction keeps refusing.
+    assert call_raw(conn, "LPUSH", "l", "a") == OOM
+    info = call_raw(conn, "INFO", "commandstats").decode()
+    assert "cmdstat_set:calls=1," in info
+    assert "rejected_calls=1,failed_calls=0" in info.split("cmdstat_set:")[1].split("\r\n")[0]
+    errors = call_raw(conn, "INFO", "errorstats").decode()
+    assert "errorstat_OOM:count=2" in errors
+    call_raw(conn, "CONFIG", "SET", "maxmemory", "0")
+    assert call_raw(conn, "SET", "k2", "v") == b"+OK\r\n"
+    conn.close()
+
+
+def test_pipelined_writes_refused_one_by_one(ours):
+    conn = RawConnection(ours.port)
+    call_raw(conn, "CONFIG", "SET", "maxmemory", "1")
+    script = [("XADD", "s", "*", "f", "v")] * 5 + [("LPUSH", "l", "a")] * 3 + [("PING",)]
+    conn.send(b"".join(encode_command(*cmd) for cmd in script))
+    replies = [read_reply(conn) for _ in script]
+    assert replies == [OOM] * 8 + [b"+PONG\r\n"]
+    call_raw(conn, "CONFIG", "SET", "maxmemory", "0")
+    assert call_raw(conn, "EXISTS", "s", "l") == b":0\r\n"
+    conn.close()
+
+
+# --- transactions: Redis 7.4's rules ------------------------------------------------------------
+
+MULTI_SCRIPTS: dict[str, list[tuple]] = {
+    # A denyoom command queued while over the limit is refused and dooms the transaction.
+    "queued_refused": [("CONFIG", "SET", "maxmemory", "1"), ("MULTI",), ("GET", "s"),
+                       ("SET", "a", "b"), ("INCR", "n"), ("EXEC",), ("GET", "a")],
+    # Reads only: the transaction runs.
+    "reads_only": [("CONFIG", "SET", "maxmemory", "1"), ("MULTI",), ("GET", "s"),
+                   ("DEL", "s"), ("EXEC",)],
+    # Queued under the limit, EXEC over it: EXEC itself is refused, as EXECABORT.
+    "exec_over": [("MULTI",), ("SET", "a", "b"), ("EXEC",)],
+    "discard": [("CONFIG", "SET", "maxmemory", "1"), ("MULTI",), ("SET", "a", "b"),
+                ("DISCARD",), ("GET", "a")],
+}
+
+
+def _run_multi(port: int, name: str) -> list[bytes]:
+    conn = RawConnection(port)
+    other = RawConnection(port)
+    try:
+        call_raw(conn, "FLUSHALL")
+        call_raw(conn, "SET", "s", "v")
+        replies = []
+        for cmd in MULTI_SCRIPTS[name]:
+            if name == "exec_over" and cmd == ("EXEC",):
+                call_raw(other, "CONFIG", "SET", "maxmemory", "1")
+            replies.append(call_raw(conn, *cmd))
+        return replies
+    finally:
+        call_raw(other, "CONFIG", "SET", "maxmemory", "0")
+        conn.close()
+        other.close()
+
+
+@pytest.mark.parametrize("name", sorted(MULTI_SCRIPTS))
+def test_transactions_as_redis_74(ours, name):
+    if not HAVE_74:
+        pytest.skip(f"no Redis 7.4 at {REDIS74}: MULTI/EXEC under maxmemory was NOT compared "
+                    "(Redis 7.0 refuses every queued command, 7.4 only denyoom ones)")
+    ref = RedisServer(REDIS74).start()
+    try:
+        theirs = _run_multi(ref.port, name)
+    finally:
+        ref.cleanup()
+    mine = _run_multi(ours.port, name)
+    assert mine == theirs
+    if name == "queued_refused":
+        assert mine[3] == OOM and mine[5] == EXECABORT_PREVIOUS
+    if name == "exec_over":
+        assert mine[2] == EXECABORT_OOM
+
+
+def test_info_fields(ours):
+    r = redis.Redis(port=ours.port, decode_responses=True)
+    r.config_set("maxmemory", "10mb")
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    memory = r.info("memory")
+    assert memory["maxmemory"] == 10 * 1024 * 1024
+    assert memory["maxmemory_human"] == "10.00M"
+    assert memory["maxmemory_policy"] == "allkeys-lru"
+    assert memory["mem_not_counted_for_evict"] == 0
+    stats = r.info("stats")
+    assert stats["evicted_keys"] == 0 and stats["evicted_clients"] == 0
+    r.config_set("maxmemory", "0")
+    r.config_set("maxmemory-policy", "noeviction")
+
+
+def test_used_memory_goes_down_when_keys_are_deleted(ours):
+    r = redis.Redis(port=ours.port)
+    empty = r.info("memory")["used_memory"]
+    pipe = r.pipeline(transaction=False)
+    for i in range(2000):
+        pipe.set(f"key:{i}", "x" * 100)
+        pipe.xadd("stream", {"f": "y" * 50})
+    pipe.execute()
+    full = r.info("memory")
+    assert full["used_memory"] > empty + 2000 * 100
+    # The figure is the keys' estimates: MEMORY USAGE of one key is in it.
+    assert full["used_memory_dataset"] >= 2000 * r.memory_usage("key:1")
+    assert full["used_memory_rss"] > full["used_memory"]
+    r.delete(*[f"key:{i}" for i in range(2000)], "stream")
+    after = r.info("memory")["used_memory"]
+    # Only the grown hash tables remain.
+    assert after < empty + 200_000 < full["used_memory"]
+
+
+@pytest.mark.parametrize("kind", ["string", "hash", "list", "set", "zset", "stream"])
+def test_used_memory_follows_memory_usage(ours, kind):
+    """A write to an existing key moves used_memory by what it moves the key's MEMORY USAGE
+    (the tables do not change when no key is added)."""
+    r = redis.Redis(port=ours.port)
+    r.flushall()
+    writes = {
+        "string": lambda n: r.set("k", "x" * n),
+        "hash": lambda n: r.hset("k", f"f{n}", "x" * n),
+        "list": lambda n: r.rpush("k", "x" * n),
+        "set": lambda n: r.sadd("k", "x" * n),
+        "zset": lambda n: r.zadd("k", {"x" * n: n}),
+        "stream": lambda n: r.xadd("k", {"f": "x" * n}),
+    }
+    write = writes[kind]
+    write(1)
+    before = r.info("memory")["used_memory"], r.memory_usage("k")
+    for n in (10, 100, 1000):
+        write(n)
+    after = r.info("memory")["used_memory"], r.memory_usage("k")
+    assert after[1] > before[1]
+    assert after[0] - before[0] == after[1] - before[1]
+    r.delete("k")
+    assert r.info("memory")["used_memory"] == before[0] - before[1]
