@@ -100,7 +100,7 @@ class Evictor:
         self.running = False  # the background continuation is scheduled
         # used_memory_startup: the figure of the empty databases.
         used_memory.measure_tables(self.keyspace)
-        self.startup = used_memory.used_memory(self.keyspace)
+        self.startup = self.keyspace.dataset_bytes + self.keyspace.tables_bytes
 
     # --- the figure ---------------------------------------------------------------------------
 
@@ -340,10 +340,14 @@ def _follow_maxmemory(server: Server) -> None:
     config, keyspace = server.config, server.keyspace
 
     def apply(value: int) -> None:
+        was = keyspace.maxmemory
         keyspace.maxmemory = value
+        if bool(was) != bool(value):
+            used_memory.track(keyspace)
         # Lowering the limit evicts now, not at the next command (Redis's startEvictionTimeProc).
         if value and server.loop is not None:
             server.loop.call_soon(server.evictor.perform)
 
     keyspace.maxmemory = config["maxmemory"]
+    used_memory.track(keyspace)
     config.on_change("maxmemory", apply)

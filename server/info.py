@@ -176,13 +176,11 @@ def section_clients(server: Server) -> str:
 
 def section_memory(server: Server) -> str:
     keyspace = server.keyspace
-    used = used_memory.used_memory(keyspace)
+    used, startup, dataset = used_memory.figures(keyspace, server.evictor.startup)
     rss = rss_bytes()
     _peak_memory[0] = max(_peak_memory[0], used)
     peak = _peak_memory[0]
-    startup = server.evictor.startup
-    overhead = used - keyspace.dataset_bytes
-    dataset = keyspace.dataset_bytes
+    overhead = used - dataset
     maxmemory = server.config["maxmemory"]
     system = total_system_memory()
     backlog = server.replication.state.backlog

@@ -320,7 +320,8 @@ class Database:
     def signal_modified(self, key: bytes) -> None:
         ks = self.keyspace
         ks.dirty += 1
-        self.changed.add(key)
+        if ks.maxmemory:
+            self.changed.add(key)
         if ks.watchers:
             ks.touch_watched(self.index, key)
 

@@ -236,10 +236,9 @@ class Server:
         """Periodic housekeeping (Redis's serverCron): active expiry and idle-client timeouts."""
         try:
             self.keyspace.tick()
-            # The large values written since the last tick; without a limit, a share of the
-            # keys written, so that INFO finds little left to do (server/used_memory.py).
-            used_memory.refresh(self.keyspace, large_too=True,
-                                budget=-1 if self.keyspace.maxmemory else 1000)
+            # With a limit, the large values written since the last tick (server/used_memory.py).
+            if self.keyspace.maxmemory:
+                used_memory.refresh(self.keyspace, large_too=True)
             self.persistence.cron()
             self.replication.cron()
             if self.waits.waiters:

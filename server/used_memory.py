@@ -28,6 +28,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from server import value_types
+from server.keyspace import STRING_KEY_COST
 
 if TYPE_CHECKING:
     from server.keyspace import Database, Keyspace
@@ -110,7 +111,46 @@ def measure_tables(keyspace: Keyspace) -> None:
     keyspace.tables_bytes = sum(sizes)
 
 
+def track(keyspace: Keyspace) -> None:
+    """Count the whole keyspace again: the strings at once, and, while a limit is set, every
+    other key as changed (estimated at the next read). Without a limit no per-key estimate is
+    kept: a size entry per key would cost about 70 bytes per key (15% more memory for a million
+    small hashes) and a set insertion per write, for a figure nothing acts on. Called when
+    maxmemory is switched on or off and when a data set has been loaded."""
+    total = 0
+    on = bool(keyspace.maxmemory)
+    for db in keyspace.dbs:
+        db.sizes = {}
+        changed: set[bytes] = set()
+        for key, value in db.data.items():
+            if type(value) is bytes:
+                total += len(key) + len(value) + STRING_KEY_COST
+            elif on:
+                changed.add(key)
+        db.changed = changed
+    keyspace.dataset_bytes = total
+
+
 def used_memory(keyspace: Keyspace) -> int:
-    """The figure INFO reports as used_memory and maxmemory is compared with."""
+    """The figure INFO reports as used_memory and maxmemory is compared with: with a limit
+    set, the data's own figure (above); without one, the process's resident set size."""
+    if not keyspace.maxmemory:
+        from server.info import rss_bytes  # (server.info imports this module)
+
+        return rss_bytes()
     refresh(keyspace)
     return keyspace.dataset_bytes + keyspace.tables_bytes
+
+
+def figures(keyspace: Keyspace, startup: int) -> tuple[int, int, int]:
+    """INFO's and MEMORY STATS's used, startup and dataset bytes: with a limit set, the data
+    figure, the empty databases' figure (`startup`) and the keys' share; without one, the
+    resident set size, the size at start and the growth since."""
+    if keyspace.maxmemory:
+        used = used_memory(keyspace)
+        return used, startup, keyspace.dataset_bytes
+    from server.info import STARTUP_RSS, rss_bytes
+
+    used = rss_bytes()
+    first = min(STARTUP_RSS, used)
+    return used, first, used - first

@@ -246,6 +246,8 @@ def test_info_fields(ours):
 
 def test_used_memory_goes_down_when_keys_are_deleted(ours):
     r = redis.Redis(port=ours.port)
+    # With a limit set (any), used_memory is the data's figure, which goes down.
+    r.config_set("maxmemory", "10gb")
     empty = r.info("memory")["used_memory"]
     pipe = r.pipeline(transaction=False)
     for i in range(2000):
@@ -269,6 +271,7 @@ def test_used_memory_follows_memory_usage(ours, kind):
     (the tables do not change when no key is added)."""
     r = redis.Redis(port=ours.port)
     r.flushall()
+    r.config_set("maxmemory", "10gb")
     writes = {
         "string": lambda n: r.set("k", "x" * n),
         "hash": lambda n: r.hset("k", f"f{n}", "x" * n),
@@ -287,3 +290,27 @@ def test_used_memory_follows_memory_usage(ours, kind):
     assert after[0] - before[0] == after[1] - before[1]
     r.delete("k")
     assert r.info("memory")["used_memory"] == before[0] - before[1]
+
+
+def test_used_memory_is_the_process_size_without_a_limit_and_the_data_with_one(ours):
+    """No per-key estimate is kept without a limit; setting one counts every key already
+    there, removing it again drops the estimates."""
+    r = redis.Redis(port=ours.port)
+    pipe = r.pipeline(transaction=False)
+    for i in range(500):
+        pipe.hset(f"h:{i}", mapping={"a": "x" * 50, "b": "y" * 50})
+        pipe.set(f"s:{i}", "z" * 50)
+    pipe.execute()
+    mem = r.info("memory")
+    assert mem["used_memory"] == pytest.approx(mem["used_memory_rss"], rel=0.05)
+    r.config_set("maxmemory", "10gb")
+    limited = r.info("memory")
+    hash_usage = r.memory_usage("h:1")
+    per_key = hash_usage + r.memory_usage("s:1")
+    assert limited["used_memory_dataset"] == pytest.approx(500 * per_key, rel=0.1)
+    r.delete(*[f"h:{i}" for i in range(250)])
+    assert r.info("memory")["used_memory_dataset"] == pytest.approx(
+        limited["used_memory_dataset"] - 250 * hash_usage, rel=0.1)
+    r.config_set("maxmemory", "0")
+    mem = r.info("memory")
+    assert mem["used_memory"] == pytest.approx(mem["used_memory_rss"], rel=0.05)

@@ -18,7 +18,9 @@ VALUE = "v" * 1000
 
 
 def _set_limit(r: redis.Redis, headroom: int) -> int:
-    """maxmemory = the figure now + headroom; returns the limit."""
+    """maxmemory = the figure now + headroom; returns the limit. (The figure compared with the
+    limit is the one used_memory shows once a limit is set: a first, large one switches it on.)"""
+    r.config_set("maxmemory", "100gb")
     limit = r.info("memory")["used_memory"] + headroom
     r.config_set("maxmemory", limit)
     return limit

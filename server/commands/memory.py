@@ -65,10 +65,9 @@ def _client_buffers(client: Client) -> int:
          summary="Returns details about memory usage.", tips=_TIPS_SPECIAL)
 def memory_stats(client: Client, argv: list[bytes]) -> Any:
     server = client.server
-    used = used_memory.used_memory(server.keyspace)
+    used, startup, dataset = used_memory.figures(server.keyspace, server.evictor.startup)
     info._peak_memory[0] = max(info._peak_memory[0], used)
     peak = info._peak_memory[0]
-    startup = server.evictor.startup
     clients = _client_buffers(client)
     reply: dict[bytes, Any] = {
         b"peak.allocated": peak,
@@ -93,7 +92,6 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         overhead += main + expires
         reply[b"db.%d" % db.index] = {b"overhead.hashtable.main": main,
                                       b"overhead.hashtable.expires": expires}
-    dataset = server.keyspace.dataset_bytes
     net = max(used - startup, 0)
     reply.update({
         b"overhead.db.hashtable.lut": 0,

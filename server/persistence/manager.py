@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from server import used_memory
 from server.log import NOTICE
 from server.persistence.aof import AppendOnlyFile, fsync_dir
 from server.persistence.loader import AofLoadError, load_aof, load_aof_sync
@@ -174,6 +175,8 @@ class Persistence:
         # What replaying the file does is already in it: it is not handed on as effects.
         self.server.loading = loading
         self.server.effects.suspended = loading
+        if not loading:
+            used_memory.track(self.server.keyspace)  # the loaded keys, in the memory figure
 
     # --- the write path --------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
+from server import used_memory
 from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE
 from server.log import NOTICE
 from server.rdb.file import LoadStats, RdbLoadError, load_rdb
@@ -500,6 +501,7 @@ class MasterLink:
             self.loading = False
             server.loading = False
             server.effects.suspended = False
+            used_memory.track(keyspace)  # the loaded keys, in the memory figure
         self._stream_db = 0
         for name, value in stats.info.aux:
             if name == b"repl-stream-db" and value.isdigit() and int(value) < len(keyspace.dbs):
