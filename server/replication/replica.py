@@ -152,6 +152,15 @@ class MasterLink:
             # As Redis at start-up: no history of our own to offer, a full resync follows.
             self.set_master(target[0], target[1], synthesize_cache=False)
 
+    def restore_cached(self, replid: str, offset: int, db: int) -> None:
+        """Start-up of a replica whose dump.rdb carries its master's history (Redis's
+        loadDataFromDisk and replicationCacheMasterUsingMyself): it becomes our own history and
+        a cached master, so the first PSYNC asks to continue it."""
+        repl = self.repl
+        repl.replid = replid
+        repl.master_repl_offset = offset
+        self.cached = CachedMaster(replid, offset, db)
+
     def stop(self) -> None:
         if self._cron is not None:
             self._cron.cancel()
