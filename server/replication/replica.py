@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE, EXPIRY_KEEP
 from server.log import NOTICE
 from server.persistence.reader import AofCorrupted, AofTruncated, iter_commands
 from server.rdb.file import LoadStats, RdbLoadError, load_rdb
+from server.tls import TLSConfigError, client_context
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -262,7 +264,14 @@ class MasterLink:
         writer: asyncio.StreamWriter | None = None
         try:
             try:
-                reader, writer = await asyncio.open_connection(host, port)
+                tls = self._tls_context()
+                if tls is None:
+                    reader, writer = await asyncio.open_connection(host, port)
+                else:
+                    # Redis checks the master's certificate against its CAs, not its name.
+                    reader, writer = await asyncio.open_connection(
+                        host, port, ssl=tls, server_hostname=None,
+                        ssl_handshake_timeout=self.server.config["repl-timeout"])
             except OSError as exc:
                 log.warning("Unable to connect to MASTER: %s", exc.strerror or exc)
                 raise _LinkFailed() from None
@@ -296,6 +305,20 @@ class MasterLink:
             if self.master is client:
                 self._master_lost()
 
+    def _tls_context(self) -> ssl.SSLContext | None:
+        """tls-replication yes: the link is a TLS client with the tls-client-* (or tls-*)
+        certificate and the tls-ca-cert-* CAs (server/tls.py's client context)."""
+        config = self.server.config
+        if not config["tls-replication"]:
+            return None
+        context = self.server.tls.client
+        if context is None:
+            try:
+                context = client_context(config)
+            except TLSConfigError as exc:
+                raise _LinkFailed(f"Unable to connect to MASTER: {exc}") from None
+        return context
+
     # --- the handshake ---------------------------------------------------------------------
 
     async def _reply(self, reader: asyncio.StreamReader) -> str:
@@ -322,7 +345,10 @@ class MasterLink:
         user: str = config["masteruser"]
         if auth:
             writer.write(_command("AUTH", user, auth) if user else _command("AUTH", auth))
-        port = config["replica-announce-port"] or self.server.port
+        # Over TLS the replica is reachable on its TLS port, which it announces (Redis 7.4).
+        port = config["replica-announce-port"] or (
+            self.server.tls_listener.port if config["tls-replication"]
+            and self.server.tls_listener.port else self.server.port)
         writer.write(_command("REPLCONF", "listening-port", port))
         announce_ip: str = config["replica-announce-ip"]
         if announce_ip:
