@@ -22,12 +22,14 @@ from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
 from server.protected_mode import PROTECTED_MODE_ERROR, is_loopback
 from server.pubsub import PubSub
+from server.replication.failover import Failover
 from server.replication.master import NOREPLICAS, Master
 from server.replication.replica import MasterLink
 from server.replication.wait import WaitManager
 from server.stats import Stats
 from server.tls import TLSConfigError, TLSContexts, tls_wanted
 from server.tls_accept import ListenerContext
+from server.write_pause import WritePause
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -88,7 +90,11 @@ class Server:
         # replica_gate says it is one (its clients then carry replica_checks: dispatch's one test
         # for READONLY and MASTERDOWN).
         self.replica_gate = False
+        # Writes held back during FAILOVER and SHUTDOWN's wait for replicas (also a reason for
+        # replica_gate).
+        self.write_pause = WritePause(self)
         self.master_link = MasterLink(self)
+        self.failover = Failover(self)
         for hook in STARTUP_HOOKS:
             hook(self)
 
@@ -115,6 +121,14 @@ class Server:
         if value != self.noreplicas:
             self.noreplicas = value
             self.refresh_write_error()
+
+    def refresh_gate(self) -> None:
+        """Whether clients' commands go through dispatch's gate: on a replica, and while
+        writes are paused. A replica's link to its master never does."""
+        gate = self.replica_of is not None or self.write_pause.active
+        self.replica_gate = gate
+        for client in self.clients.values():
+            client.replica_checks = gate and not client.is_master
 
     def is_master(self) -> bool:
         return self.replica_of is None

@@ -78,8 +78,11 @@ class Master:
         self.sync_full = 0
         self.sync_partial_ok = 0
         self.sync_partial_err = 0
-        # Set by WAIT's module: called when acks (or the local fsync) move.
+        # Set by WAIT's module and FAILOVER's: called when acks (or the local fsync) move.
         self.on_acks: list = []
+        # No PINGs into the stream while a FAILOVER with a deadline waits for a replica to
+        # reach our offset (Redis's manual_failover_in_progress).
+        self.hold_pings = False
         # min-replicas-to-write from the configuration refuses writes from the start.
         self.refresh_good_replicas()
         # dump.rdb carries the replication history (server/replication/save_info.py).
@@ -515,7 +518,7 @@ class Master:
             self.last_ping = now
             # No database: a PING is not preceded by a SELECT. A replica's replicas get its
             # master's PINGs instead.
-            if self.server.is_master():
+            if self.server.is_master() and not self.hold_pings:
                 self.feed(_PING)
         elif not self.replicas:
             self.last_ping = now

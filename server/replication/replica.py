@@ -134,11 +134,10 @@ class MasterLink:
     def _update_role(self) -> None:
         server = self.server
         is_replica = self.host is not None
-        server.replica_gate = is_replica
-        for client in server.clients.values():
-            client.replica_checks = is_replica and not client.is_master
         server.replica_of = (self.host, self.port) if self.host is not None else None
-        server.keyspace.expiry = EXPIRY_HIDE if is_replica else EXPIRY_DELETE
+        server.refresh_gate()
+        server.keyspace.expiry = (EXPIRY_HIDE if is_replica or server.write_pause.active
+                                  else EXPIRY_DELETE)
         server.config.values["replicaof"] = (self.host, self.port) if is_replica else None
 
     # --- start, REPLICAOF ------------------------------------------------------------------
@@ -213,8 +212,11 @@ class MasterLink:
         """Clients blocked while this server was a master are released with an error
         (Redis's disconnectAllBlockedClients)."""
         blocking = self.server.blocking
+        # Clients held by a pause of writes are not: they run their command once it ends, and
+        # are answered as the server's role then says.
+        postponed = self.server.write_pause.postponed
         for client in list(self.server.clients.values()):
-            if client.blocked is not None:
+            if client.blocked is not None and client not in postponed:
                 blocking.unblock(client, UNBLOCKED_ROLE_CHANGE)
 
     def _disconnect_replicas(self) -> None:
@@ -377,11 +379,29 @@ class MasterLink:
         else:
             replid, offset = "?", -1
             log.log(NOTICE, "Partial resynchronization not possible (no cached master)")
-        writer.write(_command("PSYNC", replid, offset))
+        failover = self.server.failover
+        if failover.in_progress:
+            # We were its master: it takes over our history (FAILOVER).
+            writer.write(_command("PSYNC", replid, offset, "FAILOVER"))
+        else:
+            writer.write(_command("PSYNC", replid, offset))
         reply = ""
         while not reply:  # the master may send newlines before it answers, to keep us alive
             reply = await self._reply(reader)
         self.pre_psync = False
+        if failover.in_progress:
+            accepted = reply.startswith("+FULLRESYNC") or reply.startswith("+CONTINUE")
+            if not accepted:
+                # Abandoning the failover makes us a master again, which ends this link.
+                if reply.startswith("-NOMASTERLINK") or reply.startswith("-LOADING"):
+                    log.log(NOTICE, "Master is currently unable to PSYNC but should be in the "
+                            "future: %s", reply)
+                else:
+                    log.log(NOTICE, "Master does not support PSYNC or is in error state "
+                            "(reply: %s)", reply)
+                asyncio.get_running_loop().call_soon(failover.psync_answered, False)
+                raise _LinkFailed()
+            failover.psync_answered(True)
         if reply.startswith("+FULLRESYNC"):
             parts = reply.split(" ")
             if len(parts) >= 3 and len(parts[1]) == RUN_ID_SIZE:
