@@ -26,6 +26,7 @@ from server.replication.failover import Failover
 from server.replication.master import NOREPLICAS, Master
 from server.replication.replica import MasterLink
 from server.replication.wait import WaitManager
+from server.shutdown import Shutdown
 from server.stats import Stats
 from server.tls import TLSConfigError, TLSContexts, tls_wanted
 from server.tls_accept import ListenerContext
@@ -95,6 +96,7 @@ class Server:
         self.write_pause = WritePause(self)
         self.master_link = MasterLink(self)
         self.failover = Failover(self)
+        self.shutdown = Shutdown(self)
         for hook in STARTUP_HOOKS:
             hook(self)
 
@@ -235,6 +237,8 @@ class Server:
             self.keyspace.tick()
             self.persistence.cron()
             self.replication.cron()
+            if self.shutdown.initiated:
+                self.shutdown.cron()
             if self.waits.waiters:
                 # The AOF's fsync moves on its own: WAITAOF's local count is checked here.
                 self.waits.process()
@@ -272,9 +276,9 @@ class Server:
     def _on_signal(self, sig: int) -> None:
         name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
         log.warning("Received %s scheduling shutdown...", name)
-        if self.persistence.prepare_shutdown(False, False, False):
-            self.request_shutdown(False)
-        else:
+        if self.shutdown.initiated:
+            return  # already waiting for the replicas
+        if self.shutdown.request(None, False, False, False, False) is not None:
             # As Redis: a final save that fails keeps the server running (SHUTDOWN FORCE exits).
             log.warning("%s received but errors trying to shut down the server, check the logs "
                         "for more information", name)
