@@ -161,6 +161,9 @@ def test_failover_to_any_replica_and_writes_postponed(procs):
         assert error_of(m, "FAILOVER") == "FAILOVER already in progress."
         assert error_of(m, "REPLICAOF", "127.0.0.1", "1") == \
             "REPLICAOF not allowed while failing over."
+        # No new replica meanwhile (Redis's syncCommand).
+        assert error_of(redis.Redis(port=master.port), "PSYNC", "?", "-1") == \
+            "NOMASTERLINK Can't SYNC while failing over"
         results: list = []
         writer = redis.Redis(port=master.port)
 
