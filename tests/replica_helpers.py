@@ -71,6 +71,13 @@ class RedisServer:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def redis_replica(procs: list, binary: str, master_port: int, *args: str) -> RedisServer:
+    """A real Redis replica of the server at master_port, started and added to procs."""
+    replica = RedisServer(binary, "--replicaof", "127.0.0.1", str(master_port), *args).start()
+    procs.append(replica)
+    return replica
+
+
 def wait_until(check: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while True:

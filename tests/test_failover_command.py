@@ -15,18 +15,16 @@ import threading
 import pytest
 import redis
 
-from tests.replica_helpers import REDIS70, REDIS74, RedisServer, info, wait_synced, wait_until
+from tests.replica_helpers import (
+    REDIS70,
+    REDIS74,
+    RedisServer,
+    info,
+    redis_replica,
+    wait_synced,
+    wait_until,
+)
 from tests.serverproc import ServerProcess
-
-
-@pytest.fixture
-def procs():
-    started: list = []
-    yield started
-    for proc in started:
-        if getattr(proc, "proc", None) is not None and proc.proc.poll() is None:
-            os.kill(proc.proc.pid, signal.SIGCONT)
-        proc.cleanup()
 
 
 def rivulet(procs: list, *args: str) -> ServerProcess:
@@ -188,70 +186,60 @@ def test_failover_to_any_replica_and_writes_postponed(procs):
     assert ra.get("during") is None and ra.get("k") == b"1"
 
 
-def test_timeout_aborts_and_writes_resume(procs):
+def master_and_stopped_replica(procs: list) -> tuple[ServerProcess, redis.Redis, ServerProcess]:
+    """A master and its replica, in sync, then the replica stopped (SIGSTOP: it acknowledges
+    nothing more) and one more write on the master. The procs fixture resumes it at the end."""
     master = rivulet(procs)
     m = redis.Redis(port=master.port)
     a = replica_of(procs, master.port)
     wait_synced(m, redis.Redis(port=a.port))
+    assert a.proc is not None
     os.kill(a.proc.pid, signal.SIGSTOP)
-    try:
-        m.set("moved", 1)  # the replica cannot have it
-        assert m.execute_command("FAILOVER", "TO", "127.0.0.1", str(a.port), "TIMEOUT", "300") \
-            == b"OK"
-        wait_until(lambda: failover_state(m) == "no-failover", 10, "the timeout")
-        assert info(m)["role"] == "master"
-        assert m.set("again", 1)
-        assert "FAILOVER to 127.0.0.1:%d aborted: Replica never caught up before timeout" \
-            % a.port in master.log()
-    finally:
-        os.kill(a.proc.pid, signal.SIGCONT)
+    m.set("x", 1)  # the replica cannot acknowledge it
+    return master, m, a
+
+
+def test_timeout_aborts_and_writes_resume(procs):
+    master, m, a = master_and_stopped_replica(procs)
+    assert m.execute_command("FAILOVER", "TO", "127.0.0.1", str(a.port), "TIMEOUT", "300") \
+        == b"OK"
+    wait_until(lambda: failover_state(m) == "no-failover", 10, "the timeout")
+    assert info(m)["role"] == "master"
+    assert m.set("again", 1)
+    assert "FAILOVER to 127.0.0.1:%d aborted: Replica never caught up before timeout" \
+        % a.port in master.log()
 
 
 def test_force_fails_over_after_the_timeout(procs):
-    master = rivulet(procs)
-    m = redis.Redis(port=master.port)
-    a = replica_of(procs, master.port)
+    master, m, a = master_and_stopped_replica(procs)
     ra = redis.Redis(port=a.port)
-    wait_synced(m, ra)
-    os.kill(a.proc.pid, signal.SIGSTOP)
-    try:
-        m.set("late", 1)
-        assert m.execute_command("FAILOVER", "TO", "127.0.0.1", str(a.port), "FORCE",
-                                 "TIMEOUT", "200") == b"OK"
-        wait_until(lambda: failover_state(m) == "failover-in-progress", 10,
-                   "the forced hand-over")
-        assert "time out exceeded, failing over." in master.log()
-    finally:
-        os.kill(a.proc.pid, signal.SIGCONT)
+    assert m.execute_command("FAILOVER", "TO", "127.0.0.1", str(a.port), "FORCE",
+                             "TIMEOUT", "200") == b"OK"
+    wait_until(lambda: failover_state(m) == "failover-in-progress", 10, "the forced hand-over")
+    assert "time out exceeded, failing over." in master.log()
+    assert a.proc is not None
+    os.kill(a.proc.pid, signal.SIGCONT)
     wait_until(lambda: info(ra)["role"] == "master" and failover_state(m) == "no-failover"
                and info(m)["master_link_status"] == "up", 20, "the hand-over to end")
     wait_synced(ra, m)
     # What the target had not read yet was in its socket: both ends agree, nothing is lost.
-    assert ra.get("late") == m.get("late") == b"1"
+    assert ra.get("x") == m.get("x") == b"1"
 
 
 def test_abort_while_waiting(procs):
-    master = rivulet(procs)
-    m = redis.Redis(port=master.port)
-    a = replica_of(procs, master.port)
-    wait_synced(m, redis.Redis(port=a.port))
-    os.kill(a.proc.pid, signal.SIGSTOP)
-    try:
-        m.set("x", 1)
-        assert m.execute_command("FAILOVER", "TO", "127.0.0.1", str(a.port)) == b"OK"
-        writer = redis.Redis(port=master.port)
-        results: list = []
-        thread = threading.Thread(target=lambda: results.append(writer.incr("x")))
-        thread.start()
-        wait_until(lambda: info(m, "clients")["blocked_clients"] == "1", 5, "the postponed write")
-        assert m.execute_command("FAILOVER", "ABORT") == b"OK"
-        thread.join(10)
-        assert results == [2]
-        assert failover_state(m) == "no-failover" and info(m)["role"] == "master"
-        assert "FAILOVER to 127.0.0.1:%d aborted: Failover manually aborted" % a.port \
-            in master.log()
-    finally:
-        os.kill(a.proc.pid, signal.SIGCONT)
+    master, m, a = master_and_stopped_replica(procs)
+    assert m.execute_command("FAILOVER", "TO", "127.0.0.1", str(a.port)) == b"OK"
+    writer = redis.Redis(port=master.port)
+    results: list = []
+    thread = threading.Thread(target=lambda: results.append(writer.incr("x")))
+    thread.start()
+    wait_until(lambda: info(m, "clients")["blocked_clients"] == "1", 5, "the postponed write")
+    assert m.execute_command("FAILOVER", "ABORT") == b"OK"
+    thread.join(10)
+    assert results == [2]
+    assert failover_state(m) == "no-failover" and info(m)["role"] == "master"
+    assert "FAILOVER to 127.0.0.1:%d aborted: Failover manually aborted" % a.port \
+        in master.log()
 
 
 @pytest.mark.skipif(REDIS70 is None, reason="redis-server is not installed: a Redis master "
@@ -284,8 +272,7 @@ def test_redis70_master_fails_over_to_rivulet(procs):
 def test_rivulet_master_fails_over_to_redis74(procs):
     master = rivulet(procs)
     m = redis.Redis(port=master.port)
-    real = RedisServer(REDIS74, "--replicaof", "127.0.0.1", str(master.port)).start()
-    procs.append(real)
+    real = redis_replica(procs, REDIS74, master.port)
     rr = real.client()
     for i in range(100):
         m.set(f"k{i}", i)

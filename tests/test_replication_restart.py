@@ -12,16 +12,16 @@ import os
 import pytest
 import redis
 
-from tests.replica_helpers import REDIS70, REDIS74, RedisServer, info, wait_synced, wait_until
+from tests.replica_helpers import (
+    REDIS70,
+    REDIS74,
+    RedisServer,
+    info,
+    redis_replica,
+    wait_synced,
+    wait_until,
+)
 from tests.serverproc import ServerProcess
-
-
-@pytest.fixture
-def procs():
-    started: list = []
-    yield started
-    for proc in started:
-        proc.cleanup()
 
 
 def rivulet(procs: list, *args: str, **kwargs) -> ServerProcess:
@@ -68,6 +68,17 @@ def write_some(m: redis.Redis, start: int, n: int = 50) -> None:
     for i in range(start, start + n):
         m.set(f"k{i}", i)
         m.xadd("s", {"i": i})
+
+
+def rivulet_and_redis74_replica(procs: list) -> tuple:
+    """A Rivulet master with 50 writes, followed by a Redis 7.4 replica in sync with it."""
+    master = rivulet(procs)
+    m = redis.Redis(port=master.port)
+    replica = redis_replica(procs, REDIS74, master.port)
+    r = replica.client()
+    write_some(m, 0)
+    wait_synced(m, r)
+    return master, m, replica, r
 
 
 def restart(procs: list, proc: ServerProcess, *args: str) -> ServerProcess:
@@ -189,22 +200,14 @@ def test_rivulet_replica_of_redis_restarted_continues(procs):
                     reason=f"no Redis 7.4 at {REDIS74}: a restarted Redis replica of a Rivulet "
                            "master was NOT tested (Redis 7.0 cannot read Rivulet's RDB 12)")
 def test_redis74_replica_restarted_continues_from_rivulet(procs):
-    master = rivulet(procs)
-    m = redis.Redis(port=master.port)
-    replica = RedisServer(REDIS74, "--replicaof", "127.0.0.1", str(master.port))
-    replica.start()
-    procs.append(replica)
-    r = replica.client()
-    write_some(m, 0)
-    wait_synced(m, r)
+    master, m, replica, r = rivulet_and_redis74_replica(procs)
     r.shutdown(save=True)
     wait_until(lambda: replica.proc is not None and replica.proc.poll() is not None, 10,
                "Redis to exit")
     write_some(m, 50)
     before = syncs(m)
     replica = RedisServer(REDIS74, "--replicaof", "127.0.0.1", str(master.port),
-                          port=replica.port, data_dir=replica.dir)
-    replica.start()
+                          port=replica.port, data_dir=replica.dir).start()
     procs.append(replica)
     r = replica.client()
     wait_synced(m, r)
@@ -216,13 +219,7 @@ def test_redis74_replica_restarted_continues_from_rivulet(procs):
                     reason=f"no Redis 7.4 at {REDIS74}: Redis reading Rivulet's saved history "
                            "was NOT tested")
 def test_restarted_rivulet_master_continues_a_redis74_replica(procs):
-    master = rivulet(procs)
-    m = redis.Redis(port=master.port)
-    replica = RedisServer(REDIS74, "--replicaof", "127.0.0.1", str(master.port)).start()
-    procs.append(replica)
-    r = replica.client()
-    write_some(m, 0)
-    wait_synced(m, r)
+    master, m, _replica, r = rivulet_and_redis74_replica(procs)
     m.shutdown(save=True)
     master.stop()
     master = restart(procs, master)

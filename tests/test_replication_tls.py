@@ -26,14 +26,6 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> CertSet:
     return make_certs(tmp_path_factory.mktemp("tls-repl-certs"))
 
 
-@pytest.fixture
-def procs():
-    started: list = []
-    yield started
-    for proc in started:
-        proc.cleanup()
-
-
 def tls_settings(certs: CertSet, cert: str = "server", client: str | None = None) -> list[str]:
     args = ["--tls-cert-file", certs.path(f"{cert}.crt"), "--tls-key-file", certs.path(f"{cert}.key"),
             "--tls-ca-cert-file", certs.ca]
@@ -70,7 +62,6 @@ def synced(m: redis.Redis, r: redis.Redis) -> bool:
     mine = tls_info(r)
     return (mine.get("master_link_status") == "up"
             and mine.get("slave_repl_offset") == tls_info(m)["master_repl_offset"])
-
 
 
 def test_rivulet_replica_follows_rivulet_master_over_tls(certs, procs):

@@ -18,17 +18,23 @@ from tests.serverproc import ServerProcess
 
 
 @pytest.fixture
-def pair():
+def pair(procs):
     master = ServerProcess().start()
+    procs.append(master)
     replica = ServerProcess("--replicaof", "127.0.0.1", str(master.port)).start()
-    m, r = redis.Redis(port=master.port), redis.Redis(port=replica.port)
-    wait_synced(m, r)
-    yield master, replica
+    procs.append(replica)
+    wait_synced(redis.Redis(port=master.port), redis.Redis(port=replica.port))
+    return master, replica
+
+
+def lagging(master: ServerProcess, replica: ServerProcess, key: str = "x") -> redis.Redis:
+    """Stop the replica (SIGSTOP: it acknowledges nothing more; the procs fixture resumes it)
+    and write once more on the master, whose client is returned."""
     assert replica.proc is not None
-    if replica.proc.poll() is None:
-        os.kill(replica.proc.pid, signal.SIGCONT)
-    replica.cleanup()
-    master.cleanup()
+    os.kill(replica.proc.pid, signal.SIGSTOP)
+    m = redis.Redis(port=master.port)
+    m.set(key, 1)
+    return m
 
 
 def shutdown_in_thread(port: int, *args: str) -> tuple[threading.Thread, list]:
@@ -68,11 +74,8 @@ def test_in_sync_replicas_do_not_delay_shutdown(pair):
 
 def test_shutdown_waits_for_a_lagging_replica(pair):
     master, replica = pair
-    m = redis.Redis(port=master.port)
+    m = lagging(master, replica, "last")
     r = redis.Redis(port=replica.port)
-    assert replica.proc is not None
-    os.kill(replica.proc.pid, signal.SIGSTOP)
-    m.set("last", "write")
     thread, results = shutdown_in_thread(master.port)
     wait_until(lambda: "Waiting for replicas before shutting down." in master.log(), 10,
                "the wait to start")
@@ -85,14 +88,14 @@ def test_shutdown_waits_for_a_lagging_replica(pair):
     writer_thread.start()
     wait_until(lambda: int(info(m, "clients")["blocked_clients"]) == 2, 5,
                "SHUTDOWN and the write to wait")
-    assert m.get("last") == b"write"
+    assert m.get("last") == b"1"
     os.kill(replica.proc.pid, signal.SIGCONT)
     wait_until(lambda: exited(master), 15, "the master to exit once the replica caught up")
     thread.join(10)
     writer_thread.join(10)
     assert isinstance(results[0], redis.ConnectionError)
     assert late and isinstance(late[0], redis.ConnectionError)  # the server went away first
-    assert r.get("last") == b"write" and r.get("late") is None
+    assert r.get("last") == b"1" and r.get("late") is None
     assert "1 of 1 replicas are in sync when shutting down." in master.log()
 
 
@@ -105,11 +108,8 @@ def _try(fn, *args):
 
 def test_timeout_then_shutdown_with_a_lagging_replica(pair):
     master, replica = pair
-    m = redis.Redis(port=master.port)
+    m = lagging(master, replica)
     m.config_set("shutdown-timeout", 1)
-    assert replica.proc is not None
-    os.kill(replica.proc.pid, signal.SIGSTOP)
-    m.set("lost", "x")
     started = time.monotonic()
     thread, _results = shutdown_in_thread(master.port)
     wait_until(lambda: exited(master), 10, "the master to exit after shutdown-timeout")
@@ -122,10 +122,7 @@ def test_timeout_then_shutdown_with_a_lagging_replica(pair):
 
 def test_now_does_not_wait(pair):
     master, replica = pair
-    m = redis.Redis(port=master.port)
-    assert replica.proc is not None
-    os.kill(replica.proc.pid, signal.SIGSTOP)
-    m.set("x", 1)
+    m = lagging(master, replica)
     with pytest.raises(redis.ConnectionError):
         m.execute_command("SHUTDOWN", "NOW")
     wait_until(lambda: exited(master), 5, "SHUTDOWN NOW to exit at once")
@@ -134,10 +131,7 @@ def test_now_does_not_wait(pair):
 
 def test_abort_cancels_the_wait(pair):
     master, replica = pair
-    m = redis.Redis(port=master.port)
-    assert replica.proc is not None
-    os.kill(replica.proc.pid, signal.SIGSTOP)
-    m.set("x", 1)
+    m = lagging(master, replica)
     thread, results = shutdown_in_thread(master.port, "NOSAVE")
     wait_until(lambda: "Waiting for replicas before shutting down." in master.log(), 10)
     assert m.execute_command("SHUTDOWN", "ABORT") is True  # (redis-py reads +OK so)
@@ -155,10 +149,8 @@ def test_abort_cancels_the_wait(pair):
 
 def test_sigterm_waits_too(pair):
     master, replica = pair
-    m = redis.Redis(port=master.port)
+    lagging(master, replica)
     assert replica.proc is not None and master.proc is not None
-    os.kill(replica.proc.pid, signal.SIGSTOP)
-    m.set("x", 1)
     master.proc.send_signal(signal.SIGTERM)
     wait_until(lambda: "Waiting for replicas before shutting down." in master.log(), 10)
     assert not exited(master)
