@@ -21,16 +21,13 @@ from tests.replica_helpers import (
     RedisServer,
     info,
     redis_replica,
+    rivulet_server,
     wait_synced,
     wait_until,
 )
 from tests.serverproc import ServerProcess
 
-
-def rivulet(procs: list, *args: str) -> ServerProcess:
-    proc = ServerProcess(*args).start()
-    procs.append(proc)
-    return proc
+rivulet = rivulet_server
 
 
 def replica_of(procs: list, master_port: int) -> ServerProcess:

@@ -8,6 +8,7 @@ reads RDB up to version 10; Rivulet writes version 12): that combination is not 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 import redis
@@ -18,6 +19,7 @@ from tests.replica_helpers import (
     RedisServer,
     info,
     redis_replica,
+    rivulet_server,
     wait_synced,
     wait_until,
 )
@@ -26,9 +28,7 @@ from tests.serverproc import ServerProcess
 
 def rivulet(procs: list, *args: str, **kwargs) -> ServerProcess:
     # Redis's persistence default: the history is in dump.rdb (an AOF carries none, as in Redis).
-    proc = ServerProcess("--appendonly", "no", *args, **kwargs).start()
-    procs.append(proc)
-    return proc
+    return rivulet_server(procs, "--appendonly", "no", *args, **kwargs)
 
 
 def aux_fields(path: str) -> dict[bytes, bytes]:
@@ -70,6 +70,17 @@ def write_some(m: redis.Redis, start: int, n: int = 50) -> None:
         m.xadd("s", {"i": i})
 
 
+def rivulet_pair(procs: list) -> tuple:
+    """A Rivulet master with 50 writes, followed by a Rivulet replica in sync with it."""
+    master = rivulet(procs)
+    m = redis.Redis(port=master.port)
+    replica = rivulet(procs, "--replicaof", "127.0.0.1", str(master.port))
+    r = redis.Redis(port=replica.port)
+    write_some(m, 0)
+    wait_synced(m, r)
+    return master, m, replica, r
+
+
 def rivulet_and_redis74_replica(procs: list) -> tuple:
     """A Rivulet master with 50 writes, followed by a Redis 7.4 replica in sync with it."""
     master = rivulet(procs)
@@ -79,6 +90,18 @@ def rivulet_and_redis74_replica(procs: list) -> tuple:
     write_some(m, 0)
     wait_synced(m, r)
     return master, m, replica, r
+
+
+def continues_after_restart(m: redis.Redis, start_again: Callable[[], redis.Redis]) -> redis.Redis:
+    """Writes while the replica is down, then start_again() (a client of the restarted
+    replica): it catches up with one more partial resynchronization and no full one."""
+    write_some(m, 50)  # from the master's backlog, after the restart
+    before = syncs(m)
+    r = start_again()
+    wait_synced(m, r)
+    assert syncs(m) == (before[0], before[1] + 1)
+    assert r.xlen("s") == 100 and r.get("k99") == b"99"
+    return r
 
 
 def restart(procs: list, proc: ServerProcess, *args: str) -> ServerProcess:
@@ -112,36 +135,21 @@ def test_rdb_carries_the_history_only_in_a_replication_chain(procs):
 
 
 def test_restarted_replica_continues_partially(procs):
-    master = rivulet(procs)
-    m = redis.Redis(port=master.port)
-    replica = rivulet(procs, "--replicaof", "127.0.0.1", str(master.port))
-    r = redis.Redis(port=replica.port)
-    write_some(m, 0)
-    wait_synced(m, r)
+    master, m, replica, r = rivulet_pair(procs)
     offset = int(info(r)["slave_repl_offset"])
     replid = info(m)["master_replid"]
     r.shutdown(save=True)
     replica.stop()
-    write_some(m, 50)  # written while the replica is down: it must come from the backlog
-    before = syncs(m)
-    replica = restart(procs, replica, "--replicaof", "127.0.0.1", str(master.port))
-    r = redis.Redis(port=replica.port)
-    wait_synced(m, r)
-    assert syncs(m) == (before[0], before[1] + 1)
+    r = continues_after_restart(m, lambda: redis.Redis(port=restart(
+        procs, replica, "--replicaof", "127.0.0.1", str(master.port)).port))
     assert "Partial resynchronization request from" in master.log()
     assert f"Trying a partial resynchronization (request {replid}:{offset + 1})" \
-        in replica.log()
-    assert r.dbsize() == m.dbsize() and r.xlen("s") == m.xlen("s") == 100
-    assert r.get("k99") == b"99"
+        in procs[-1].log()
+    assert r.dbsize() == m.dbsize()
 
 
 def test_restarted_master_continues_its_replicas(procs):
-    master = rivulet(procs)
-    m = redis.Redis(port=master.port)
-    replica = rivulet(procs, "--replicaof", "127.0.0.1", str(master.port))
-    r = redis.Redis(port=replica.port)
-    write_some(m, 0)
-    wait_synced(m, r)
+    master, m, replica, r = rivulet_pair(procs)
     old = info(m)
     m.shutdown(save=True)
     master.stop()
@@ -187,13 +195,8 @@ def test_rivulet_replica_of_redis_restarted_continues(procs):
     wait_synced(m, r)
     r.shutdown(save=True)
     replica.stop()
-    write_some(m, 50)
-    before = syncs(m)
-    replica = restart(procs, replica, "--replicaof", "127.0.0.1", str(master.port))
-    r = redis.Redis(port=replica.port)
-    wait_synced(m, r)
-    assert syncs(m) == (before[0], before[1] + 1)
-    assert r.xlen("s") == 100 and r.get("k99") == b"99"
+    continues_after_restart(m, lambda: redis.Redis(port=restart(
+        procs, replica, "--replicaof", "127.0.0.1", str(master.port)).port))
 
 
 @pytest.mark.skipif(not os.access(REDIS74, os.X_OK),
@@ -204,15 +207,14 @@ def test_redis74_replica_restarted_continues_from_rivulet(procs):
     r.shutdown(save=True)
     wait_until(lambda: replica.proc is not None and replica.proc.poll() is not None, 10,
                "Redis to exit")
-    write_some(m, 50)
-    before = syncs(m)
-    replica = RedisServer(REDIS74, "--replicaof", "127.0.0.1", str(master.port),
-                          port=replica.port, data_dir=replica.dir).start()
-    procs.append(replica)
-    r = replica.client()
-    wait_synced(m, r)
-    assert syncs(m) == (before[0], before[1] + 1)
-    assert r.xlen("s") == 100 and r.get("k99") == b"99"
+
+    def start_again() -> redis.Redis:
+        again = RedisServer(REDIS74, "--replicaof", "127.0.0.1", str(master.port),
+                            port=replica.port, data_dir=replica.dir).start()
+        procs.append(again)
+        return again.client()
+
+    continues_after_restart(m, start_again)
 
 
 @pytest.mark.skipif(not os.access(REDIS74, os.X_OK),
