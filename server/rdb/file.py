@@ -136,8 +136,10 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
     _aux(w, b"redis-bits", b"64")
     _aux(w, b"ctime", b"%d" % int(time.time()))
     _aux(w, b"used-mem", b"%d" % used_memory())
-    for name, value in aux:
-        _aux(w, name, value)
+    # (Names of their own: mypyc gives a variable one type for the whole function, and
+    # `value` below holds the keys' values.)
+    for aux_name, aux_value in aux:
+        _aux(w, aux_name, aux_value)
     _aux(w, b"aof-base", b"1" if aof_base else b"0")
     policy: str = config["maxmemory-policy"]
     save_lru = policy.endswith("-lru")
