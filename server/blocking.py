@@ -200,6 +200,24 @@ class BlockingManager:
             client.close_after_reply = True
             client.pending_writes.add(client)
 
+    def run_postponed(self, client: Client) -> None:
+        """A client parked while writes were paused (server/write_pause.py) runs its command
+        now, as if just sent: every check again, counted once; it answers, or parks as the
+        command itself may."""
+        state = client.blocked
+        if state is None:
+            return
+        self._forget(client)
+        from server.dispatch import execute
+
+        try:
+            reply = execute(client, state.argv)
+        except Exception as exc:
+            log.exception("internal error running %r after a pause", state.command.name)
+            reply = internal_error(state.command.name, exc)
+        if reply is not BLOCKED:
+            client.resume_after_block(reply)
+
     def unblock(self, client: Client, reply: Any) -> None:
         """Release a parked client with `reply`, then let it go on with its pipeline."""
         self._forget(client)

@@ -20,6 +20,7 @@ from server.listeners import ListenError
 from server.log import NOTICE, set_level, setup_logging
 from server.native import REBUILD_HINT, build_name, stale_modules
 from server.persistence.loader import AofLoadError
+from server.replication.save_info import restore_loaded
 from server.server import Server
 from server.version import REDIS_VERSION, RIVULET_VERSION
 
@@ -215,6 +216,7 @@ async def _run(config: Config, log: logging.Logger) -> int:
         return 1
     for listener in server.listeners:
         log.log(NOTICE, "Ready to accept connections %s", listener.name)
+    restore_loaded(server)
     server.master_link.connect_configured()
     await server.serve_until_stopped()
     if config["pidfile"]:

@@ -393,6 +393,8 @@ PARAMS: list[Param] = [
           minimum=1, maximum=2**31 - 1),
     Param("repl-ping-slave-period", "10", "int", "old name of repl-ping-replica-period",
           alias="repl-ping-replica-period", minimum=1, maximum=2**31 - 1),
+    Param("shutdown-timeout", "10", "int", "seconds SHUTDOWN and SIGTERM wait for lagging replicas "
+          "(0: not at all)", maximum=2**31 - 1),
     Param("repl-timeout", "60", "int", "seconds of silence after which a replication link is dropped (a replica's ACKs, a master's data)",
           minimum=1, maximum=2**31 - 1),
     Param("min-replicas-to-write", "0", "int",

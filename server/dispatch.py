@@ -128,7 +128,9 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
         if refused is not None:
             return refused
     if client.replica_checks:
-        refused = _replica_refusal(client, cmd)
+        refused = _gate(client, cmd, argv)
+        if refused is BLOCKED:
+            return BLOCKED
         if refused is not None:
             if client.multi is not None:
                 client.multi_error = True
@@ -188,15 +190,21 @@ def acl_refusal(client: Client, cmd: Command, argv: list[bytes],
     return ErrorReply("NOPERM " + error_message(result, user, cmd, argv[index], False))
 
 
-def _replica_refusal(client: Client, cmd: Command) -> ErrorReply | None:
-    """On a replica, for its clients (not its master): writes refused under
-    replica-read-only, and everything but `stale` commands while the link to the master is
-    down under replica-serve-stale-data no (server.c processCommand)."""
-    link = client.server.master_link
-    if cmd.is_write and link.read_only:
-        return READONLY
-    if link.refuse_stale and "stale" not in cmd.flags:
-        return MASTERDOWN
+def _gate(client: Client, cmd: Command, argv: list[bytes]) -> Any:
+    """For clients (not a replica's master) of a replica, or while writes are paused: on a
+    replica, writes refused under replica-read-only, and everything but `stale` commands while
+    the link to the master is down under replica-serve-stale-data no; then commands that may
+    write postponed while writes are paused (BLOCKED). Redis's processCommand, in its order."""
+    server = client.server
+    if server.replica_of is not None:
+        link = server.master_link
+        if cmd.is_write and link.read_only:
+            return READONLY
+        if link.refuse_stale and "stale" not in cmd.flags:
+            return MASTERDOWN
+    pause = server.write_pause
+    if pause.purposes and pause.stops(client, cmd):
+        return pause.postpone(client, cmd, argv)
     return None
 
 

@@ -141,8 +141,10 @@ def section_server(server: Server) -> str:
         ("executable", os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""),
         ("config_file", server.config.config_file or ""),
         ("io_threads_active", 0),
-        ("rivulet_version", RIVULET_VERSION),
     ]
+    if server.shutdown.initiated:
+        pairs.append(("shutdown_in_milliseconds", server.shutdown.remaining_ms()))
+    pairs.append(("rivulet_version", RIVULET_VERSION))
     # Redis numbers listeners by connection type: 0 is TCP, 1 the unix socket, 2 TLS.
     listeners = ""
     for index, listener in ((0, server.tcp), (2, server.tls_listener)):

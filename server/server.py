@@ -25,12 +25,15 @@ from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
 from server.protected_mode import PROTECTED_MODE_ERROR, is_loopback
 from server.pubsub import PubSub
+from server.replication.failover import Failover
 from server.replication.master import NOREPLICAS, Master
 from server.replication.replica import MasterLink
 from server.replication.wait import WaitManager
+from server.shutdown import Shutdown
 from server.stats import Stats
 from server.tls import TLSConfigError, TLSContexts, tls_wanted
 from server.tls_accept import ListenerContext
+from server.write_pause import WritePause
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -97,9 +100,14 @@ class Server:
         # replica_gate says it is one (its clients then carry replica_checks: dispatch's one test
         # for READONLY and MASTERDOWN).
         self.replica_gate = False
+        # Writes held back during FAILOVER and SHUTDOWN's wait for replicas (also a reason for
+        # replica_gate).
+        self.write_pause = WritePause(self)
         self.master_link = MasterLink(self)
         # maxmemory and the eviction policies (server/evict.py).
         self.evictor = Evictor(self)
+        self.failover = Failover(self)
+        self.shutdown = Shutdown(self)
         for hook in STARTUP_HOOKS:
             hook(self)
 
@@ -126,6 +134,14 @@ class Server:
         if value != self.noreplicas:
             self.noreplicas = value
             self.refresh_write_error()
+
+    def refresh_gate(self) -> None:
+        """Whether clients' commands go through dispatch's gate: on a replica, and while
+        writes are paused. A replica's link to its master never does."""
+        gate = self.replica_of is not None or self.write_pause.active
+        self.replica_gate = gate
+        for client in self.clients.values():
+            client.replica_checks = gate and not client.is_master
 
     def is_master(self) -> bool:
         return self.replica_of is None
@@ -241,6 +257,8 @@ class Server:
                 used_memory.refresh(self.keyspace, large_too=True)
             self.persistence.cron()
             self.replication.cron()
+            if self.shutdown.initiated:
+                self.shutdown.cron()
             if self.waits.waiters:
                 # The AOF's fsync moves on its own: WAITAOF's local count is checked here.
                 self.waits.process()
@@ -292,9 +310,9 @@ class Server:
     def _on_signal(self, sig: int) -> None:
         name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
         log.warning("Received %s scheduling shutdown...", name)
-        if self.persistence.prepare_shutdown(False, False, False):
-            self.request_shutdown(False)
-        else:
+        if self.shutdown.initiated:
+            return  # already waiting for the replicas
+        if self.shutdown.request(None, False, False, False, False) is not None:
             # As Redis: a final save that fails keeps the server running (SHUTDOWN FORCE exits).
             log.warning("%s received but errors trying to shut down the server, check the logs "
                         "for more information", name)

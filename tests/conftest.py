@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -32,6 +34,19 @@ def server_factory() -> Iterator:
 
     yield start
     for proc in started:
+        proc.cleanup()
+
+
+@pytest.fixture
+def procs() -> Iterator[list]:
+    """Servers a test starts (Rivulet's or Redis's, anything with `proc` and `cleanup()`):
+    each is cleaned up after the test, resumed first if the test stopped it (SIGSTOP)."""
+    started: list = []
+    yield started
+    for proc in started:
+        popen = getattr(proc, "proc", None)
+        if popen is not None and popen.poll() is None:
+            os.kill(popen.pid, signal.SIGCONT)
         proc.cleanup()
 
 

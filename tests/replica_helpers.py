@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from tests.helpers import plain
-from tests.serverproc import free_port, wait_for_port
+from tests.serverproc import ServerProcess, free_port, wait_for_port
 
 REDIS70 = shutil.which("redis-server")
 REDIS74 = "/tmp/redis74/src/redis-server"
@@ -69,6 +69,20 @@ class RedisServer:
         self.stop()
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def rivulet_server(procs: list, *args: str, **kwargs: Any) -> ServerProcess:
+    """A Rivulet server (ServerProcess's options), started and added to procs."""
+    proc = ServerProcess(*args, **kwargs).start()
+    procs.append(proc)
+    return proc
+
+
+def redis_replica(procs: list, binary: str, master_port: int, *args: str) -> RedisServer:
+    """A real Redis replica of the server at master_port, started and added to procs."""
+    replica = RedisServer(binary, "--replicaof", "127.0.0.1", str(master_port), *args).start()
+    procs.append(replica)
+    return replica
 
 
 def wait_until(check: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:

@@ -116,7 +116,7 @@ def debug(client: Client, argv: list[bytes]) -> Any:
              {"name": "force", "type": "pure-token", "token": "FORCE", "optional": True, "since": "7.0.0"},
              {"name": "abort", "type": "pure-token", "token": "ABORT", "optional": True, "since": "7.0.0"}))
 def shutdown(client: Client, argv: list[bytes]) -> Any:
-    save = nosave = abort = force = False
+    save = nosave = abort = force = now = False
     for arg in argv[1:]:
         option = arg.lower()
         if option == b"nosave":
@@ -127,17 +127,20 @@ def shutdown(client: Client, argv: list[bytes]) -> Any:
             abort = True
         elif option == b"force":
             force = True
-        elif option != b"now":
+        elif option == b"now":
+            now = True
+        else:
             return SYNTAX_ERROR
     if (abort and len(argv) > 2) or (save and nosave):
         return SYNTAX_ERROR
+    shutdown = client.server.shutdown
     if abort:
-        # Our shutdown never waits for replicas, so there is never one in progress to abort.
-        return ErrorReply("ERR No shutdown in progress.")
-    # The final save runs now, so that a failure keeps the server up and answers the client.
-    if not client.server.persistence.prepare_shutdown(save, nosave, force):
-        return ErrorReply("ERR Errors trying to SHUTDOWN. Check logs.")
-    client.server.request_shutdown(False)
+        return OK if shutdown.abort() else ErrorReply("ERR No shutdown in progress.")
+    # Lagging replicas are waited for (unless NOW); the final save runs before the server
+    # stops, so that a failure keeps it up and answers the client (server/shutdown.py).
+    reply = shutdown.request(client, save, nosave, now, force)
+    if reply is not None:
+        return reply
     # Nothing read after SHUTDOWN runs, and the client gets no reply: the server goes away.
     client.close_after_reply = True
     return NO_REPLY

@@ -3,6 +3,7 @@ WAITAOF and ROLE. Texts and checks are Redis 7.4's (replication.c)."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
@@ -10,12 +11,16 @@ from protocol.reply import OK, ErrorReply, Raw
 from server.blocking import Block
 from server.command_table import command
 from server.commands.block_timeout import parse_timeout_ms
+from server.log import NOTICE
 from server.replication.info import role_reply
 from server.replication.wait import WAITAOF_NO_AOF, Waiter
 
 if TYPE_CHECKING:
     from server.connection import Client
 
+log = logging.getLogger("rivulet")
+
+NOT_AN_INTEGER = ErrorReply("ERR value is not an integer or out of range")
 # What a command answers when it answers nothing (REPLCONF ACK, a PSYNC whose reply was sent).
 NO_REPLY = Raw(b"")
 SYNTAX = ErrorReply("ERR syntax error")
@@ -126,22 +131,41 @@ def psync(client: Client, argv: list[bytes]) -> Any:
     if link is not None and link.is_replica:
         return NO_REPLY
     if len(argv) > 3 and argv[3].lower() == b"failover":
-        for hook in FAILOVER_HOOKS:
-            reply = hook(client, argv)
-            if reply is not None:
-                return reply
-        if client.server.is_master():
-            return ErrorReply("ERR PSYNC FAILOVER can't be sent to a master.")
+        refusal = _take_over(client, argv)
+        if refusal is not None:
+            return refusal
     refusal = _sync_refusal(client)
     if refusal is not None:
         return refusal
-    offset = parse_int(argv[2])
-    client.server.replication.sync(client, _text(argv[1]), offset)
+    master = client.server.replication
+    offset = _long_long(argv[2])
+    if offset is None:
+        log.log(NOTICE, "Replica %s asks for synchronization",
+                master.replica_name(master.link_of(client)))
+        log.warning("Replica %s asks for synchronization but with a wrong offset",
+                    master.replica_name(master.link_of(client)))
+        return NOT_AN_INTEGER
+    master.sync(client, _text(argv[1]), offset)
     return NO_REPLY
 
 
-# PSYNC ... FAILOVER on a replica (the replica side): a reply ends the command.
-FAILOVER_HOOKS: list = []
+def _take_over(client: Client, argv: list[bytes]) -> ErrorReply | None:
+    """PSYNC <replid> <offset> FAILOVER, sent by our master during its FAILOVER: with our
+    history's ID, we become a master, and the PSYNC goes on as the first of our new replica,
+    which continues from us (Redis's syncCommand)."""
+    replid = _text(argv[1])
+    log.log(NOTICE, "Failover request received for replid %s.", replid)
+    server = client.server
+    link = server.master_link
+    if link.host is None:
+        return ErrorReply("ERR PSYNC FAILOVER can't be sent to a master.")
+    if replid.lower() != server.replication.state.replid.lower():
+        return ErrorReply("ERR PSYNC FAILOVER replid must match my replid.")
+    link.unset_master()
+    from server.commands.client import client_info_line
+
+    log.log(NOTICE, "MASTER MODE enabled (failover request from '%s')", client_info_line(client))
+    return None
 
 
 @command("sync", 1, _SYNC_FLAGS, group="server", since="1.0.0", complexity="",

@@ -23,6 +23,9 @@ log = logging.getLogger("rivulet")
 ALREADY_CONNECTED = SimpleString(b"OK Already connected to specified master")
 INVALID_PORT = ErrorReply("ERR Invalid master port")
 
+# (server) -> why REPLICAOF is refused now (a FAILOVER under way), or None.
+REPLICAOF_REFUSALS: list = []
+
 _ARGS = ({"name": "args", "type": "oneof", "arguments": (
     {"name": "host-port", "type": "block", "arguments": (
         {"name": "host", "type": "string"}, {"name": "port", "type": "integer"})},
@@ -41,6 +44,10 @@ def _who(client: Client) -> str:
          summary="Configures a server as replica of another, or promotes it to a master.",
          arguments=_ARGS)
 def replicaof(client: Client, argv: list[bytes]) -> Any:
+    for refusal in REPLICAOF_REFUSALS:
+        refused = refusal(client.server)
+        if refused is not None:
+            return refused
     link = client.server.master_link
     host_arg, port_arg = argv[1], argv[2]
     if host_arg.lower() == b"no" and port_arg.lower() == b"one":

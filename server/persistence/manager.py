@@ -63,6 +63,10 @@ class Persistence:
         self.keys_expired = 0
         # Set when the data on disk could not be loaded: nothing may overwrite it on the way out.
         self.load_failed = False
+        # The AUX fields of the dump.rdb loaded at start-up (appendonly no): the replication
+        # history it carries is taken back from them (server/replication/save_info.py).
+        self.start_aux: list[tuple[bytes, bytes]] = []
+        self.loaded_aux: list[tuple[bytes, bytes]] = []
         config = server.config
         config.on_change("appendonly", self._appendonly_changed)
         # Whether a failed background save refuses writes depends on these: re-decided at once.
@@ -88,6 +92,7 @@ class Persistence:
         if not cfg["appendonly"]:
             if os.path.exists(self.rdb_path):
                 await self._load_rdb_file(self.rdb_path)
+                self.start_aux = self.loaded_aux
             return
         path = self.path
         if os.path.exists(path) and os.path.getsize(path) > 0:
@@ -150,6 +155,7 @@ class Persistence:
         finally:
             self.keys_loaded = stats.keys_loaded
             self.keys_expired = stats.keys_expired
+        self.loaded_aux = stats.info.aux
         for name, value in stats.info.aux:
             if name == b"redis-ver":
                 log.log(NOTICE, "Loading RDB produced by version %s", value.decode("utf-8", "replace"))

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from server.log import NOTICE
@@ -34,6 +35,9 @@ class RdbSaver:
         self.started = 0.0
         self.fork_ms = 0.0
         self.aborted = False
+        # () -> the extra AUX fields of the next save (the replication history, set by the
+        # replication side).
+        self.aux: Callable[[], Sequence[tuple[bytes, bytes]]] = tuple
 
     @property
     def in_progress(self) -> bool:
@@ -44,11 +48,12 @@ class RdbSaver:
 
     def save(self) -> int:
         """Write dump.rdb now, in this process. Raises OSError; returns the keys saved."""
-        return save_rdb(self.path(), self.keyspace, self.config)
+        return save_rdb(self.path(), self.keyspace, self.config, aux=self.aux())
 
     def start(self) -> None:
         """Fork the child that writes dump.rdb. Raises OSError when fork fails."""
         path = self.path()
+        aux = self.aux()
         gc.disable()
         t0 = time.perf_counter()
         try:
@@ -61,7 +66,7 @@ class RdbSaver:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                save_rdb(path, self.keyspace, self.config)
+                save_rdb(path, self.keyspace, self.config, aux=aux)
                 code = 0
             except BaseException as exc:  # the parent reports the failure; say why here
                 try:

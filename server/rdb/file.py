@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
@@ -122,9 +122,10 @@ def used_memory() -> int:
 
 
 def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: bool = False,
-              redis_version: str | None = None) -> int:
+              redis_version: str | None = None, aux: Sequence[tuple[bytes, bytes]] = ()) -> int:
     """Write the whole keyspace as an RDB file to fh (not closed, not fsynced). Returns the keys
-    written."""
+    written. `aux`: more AUX fields, after used-mem (the replication history, as Redis's
+    rdbSaveInfoAuxFields places them)."""
     from server.version import REDIS_VERSION
 
     compress = bool(config["rdbcompression"])
@@ -135,6 +136,10 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
     _aux(w, b"redis-bits", b"64")
     _aux(w, b"ctime", b"%d" % int(time.time()))
     _aux(w, b"used-mem", b"%d" % used_memory())
+    # (Names of their own: mypyc gives a variable one type for the whole function, and
+    # `value` below holds the keys' values.)
+    for aux_name, aux_value in aux:
+        _aux(w, aux_name, aux_value)
     _aux(w, b"aof-base", b"1" if aof_base else b"0")
     policy: str = config["maxmemory-policy"]
     save_lru = policy.endswith("-lru")
@@ -189,7 +194,8 @@ def write_rdb(fh: BinaryIO, keyspace: Keyspace, config: Config, *, aof_base: boo
     return keys
 
 
-def save_rdb(path: str, keyspace: Keyspace, config: Config, *, tmp_name: str | None = None) -> int:
+def save_rdb(path: str, keyspace: Keyspace, config: Config, *, tmp_name: str | None = None,
+             aux: Sequence[tuple[bytes, bytes]] = ()) -> int:
     """Write path atomically as Redis's rdbSave: a temp file in the same directory, fsynced,
     renamed over path, directory fsynced. Raises OSError (the temp file removed). Returns the
     number of keys saved."""
@@ -197,7 +203,7 @@ def save_rdb(path: str, keyspace: Keyspace, config: Config, *, tmp_name: str | N
     tmp = os.path.join(directory, tmp_name or f"temp-{os.getpid()}.rdb")
     try:
         with open(tmp, "wb") as fh:
-            keys = write_rdb(fh, keyspace, config)
+            keys = write_rdb(fh, keyspace, config, aux=aux)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -36,7 +36,7 @@ def replication_fields(server: Server) -> list[tuple[str, object]]:
     if config["min-replicas-to-write"] and config["min-replicas-max-lag"]:
         pairs.append(("min_slaves_good_slaves", master.good_replicas))
     pairs += master.info_replicas()
-    pairs.append(("master_failover_state", "no-failover"))
+    pairs.append(("master_failover_state", server.failover.state))
     pairs += master.state.info_fields()
     return pairs
 

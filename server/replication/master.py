@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from server.effects import Effect, encode_effects
 from server.log import NOTICE
+from server.replication import save_info
 from server.replication.links import (
     ONLINE,
     SEND_BULK,
@@ -77,10 +78,35 @@ class Master:
         self.sync_full = 0
         self.sync_partial_ok = 0
         self.sync_partial_err = 0
-        # Set by WAIT's module: called when acks (or the local fsync) move.
+        # Set by WAIT's module and FAILOVER's: called when acks (or the local fsync) move.
         self.on_acks: list = []
+        # No PINGs into the stream while a FAILOVER with a deadline waits for a replica to
+        # reach our offset (Redis's manual_failover_in_progress).
+        self.hold_pings = False
         # min-replicas-to-write from the configuration refuses writes from the start.
         self.refresh_good_replicas()
+        # dump.rdb carries the replication history (server/replication/save_info.py).
+        server.persistence.rdb.aux = self._save_aux
+
+    def _save_aux(self) -> list[tuple[bytes, bytes]]:
+        info = save_info.current(self.server)
+        return info.aux_fields() if info is not None else []
+
+    def restore_history(self, replid: str, offset: int) -> None:
+        """Start-up of a master whose dump.rdb carries a history (Redis's loadDataFromDisk):
+        that history becomes the secondary ID, valid up to its last offset, and a backlog starts
+        there, so replicas that followed it continue with a partial resynchronization."""
+        state = self.state
+        state.replid2 = replid
+        state.second_replid_offset = offset + 1
+        state.master_repl_offset += offset
+        state.free_backlog()
+        state.create_backlog()
+        if not self.registered:
+            self.server.effects.register(self)
+            self.registered = True
+        self.server.effects.repl_offset = state.master_repl_offset
+        self.no_replicas_since = time.time()
 
     # --- the stream ---------------------------------------------------------------------------
 
@@ -247,7 +273,8 @@ class Master:
         socket = self._socket_target(waiting)
         server = self.server
         try:
-            self.child = SnapshotChild(server.keyspace, server.config, socket, not without_data)
+            self.child = SnapshotChild(server.keyspace, server.config, socket, not without_data,
+                                       self._save_aux())
         except OSError as exc:
             log.warning("Can't save in background: fork: %s", exc.strerror)
             for link in waiting:
@@ -491,7 +518,7 @@ class Master:
             self.last_ping = now
             # No database: a PING is not preceded by a SELECT. A replica's replicas get its
             # master's PINGs instead.
-            if self.server.is_master():
+            if self.server.is_master() and not self.hold_pings:
                 self.feed(_PING)
         elif not self.replicas:
             self.last_ping = now

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE
 from server.log import NOTICE
 from server.rdb.file import LoadStats, RdbLoadError, load_rdb
 from server.replication.apply import StreamApplier
+from server.tls import TLSConfigError, client_context
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -132,11 +134,10 @@ class MasterLink:
     def _update_role(self) -> None:
         server = self.server
         is_replica = self.host is not None
-        server.replica_gate = is_replica
-        for client in server.clients.values():
-            client.replica_checks = is_replica and not client.is_master
         server.replica_of = (self.host, self.port) if self.host is not None else None
-        server.keyspace.expiry = EXPIRY_HIDE if is_replica else EXPIRY_DELETE
+        server.refresh_gate()
+        server.keyspace.expiry = (EXPIRY_HIDE if is_replica or server.write_pause.active
+                                  else EXPIRY_DELETE)
         server.config.values["replicaof"] = (self.host, self.port) if is_replica else None
 
     # --- start, REPLICAOF ------------------------------------------------------------------
@@ -151,6 +152,15 @@ class MasterLink:
         if target is not None and self.host is None:
             # As Redis at start-up: no history of our own to offer, a full resync follows.
             self.set_master(target[0], target[1], synthesize_cache=False)
+
+    def restore_cached(self, replid: str, offset: int, db: int) -> None:
+        """Start-up of a replica whose dump.rdb carries its master's history (Redis's
+        loadDataFromDisk and replicationCacheMasterUsingMyself): it becomes our own history and
+        a cached master, so the first PSYNC asks to continue it."""
+        repl = self.repl
+        repl.replid = replid
+        repl.master_repl_offset = offset
+        self.cached = CachedMaster(replid, offset, db)
 
     def stop(self) -> None:
         if self._cron is not None:
@@ -202,8 +212,11 @@ class MasterLink:
         """Clients blocked while this server was a master are released with an error
         (Redis's disconnectAllBlockedClients)."""
         blocking = self.server.blocking
+        # Clients held by a pause of writes are not: they run their command once it ends, and
+        # are answered as the server's role then says.
+        postponed = self.server.write_pause.postponed
         for client in list(self.server.clients.values()):
-            if client.blocked is not None:
+            if client.blocked is not None and client not in postponed:
                 blocking.unblock(client, UNBLOCKED_ROLE_CHANGE)
 
     def _disconnect_replicas(self) -> None:
@@ -253,7 +266,14 @@ class MasterLink:
         writer: asyncio.StreamWriter | None = None
         try:
             try:
-                reader, writer = await asyncio.open_connection(host, port)
+                tls = self._tls_context()
+                if tls is None:
+                    reader, writer = await asyncio.open_connection(host, port)
+                else:
+                    # Redis checks the master's certificate against its CAs, not its name.
+                    reader, writer = await asyncio.open_connection(
+                        host, port, ssl=tls, server_hostname=None,
+                        ssl_handshake_timeout=self.server.config["repl-timeout"])
             except OSError as exc:
                 log.warning("Unable to connect to MASTER: %s", exc.strerror or exc)
                 raise _LinkFailed() from None
@@ -287,6 +307,20 @@ class MasterLink:
             if self.master is client:
                 self._master_lost()
 
+    def _tls_context(self) -> ssl.SSLContext | None:
+        """tls-replication yes: the link is a TLS client with the tls-client-* (or tls-*)
+        certificate and the tls-ca-cert-* CAs (server/tls.py's client context)."""
+        config = self.server.config
+        if not config["tls-replication"]:
+            return None
+        context = self.server.tls.client
+        if context is None:
+            try:
+                context = client_context(config)
+            except TLSConfigError as exc:
+                raise _LinkFailed(f"Unable to connect to MASTER: {exc}") from None
+        return context
+
     # --- the handshake ---------------------------------------------------------------------
 
     async def _reply(self, reader: asyncio.StreamReader) -> str:
@@ -313,7 +347,10 @@ class MasterLink:
         user: str = config["masteruser"]
         if auth:
             writer.write(_command("AUTH", user, auth) if user else _command("AUTH", auth))
-        port = config["replica-announce-port"] or self.server.port
+        # Over TLS the replica is reachable on its TLS port, which it announces (Redis 7.4).
+        port = config["replica-announce-port"] or (
+            self.server.tls_listener.port if config["tls-replication"]
+            and self.server.tls_listener.port else self.server.port)
         writer.write(_command("REPLCONF", "listening-port", port))
         announce_ip: str = config["replica-announce-ip"]
         if announce_ip:
@@ -342,11 +379,29 @@ class MasterLink:
         else:
             replid, offset = "?", -1
             log.log(NOTICE, "Partial resynchronization not possible (no cached master)")
-        writer.write(_command("PSYNC", replid, offset))
+        failover = self.server.failover
+        if failover.in_progress:
+            # We were its master: it takes over our history (FAILOVER).
+            writer.write(_command("PSYNC", replid, offset, "FAILOVER"))
+        else:
+            writer.write(_command("PSYNC", replid, offset))
         reply = ""
         while not reply:  # the master may send newlines before it answers, to keep us alive
             reply = await self._reply(reader)
         self.pre_psync = False
+        if failover.in_progress:
+            accepted = reply.startswith("+FULLRESYNC") or reply.startswith("+CONTINUE")
+            if not accepted:
+                # Abandoning the failover makes us a master again, which ends this link.
+                if reply.startswith("-NOMASTERLINK") or reply.startswith("-LOADING"):
+                    log.log(NOTICE, "Master is currently unable to PSYNC but should be in the "
+                            "future: %s", reply)
+                else:
+                    log.log(NOTICE, "Master does not support PSYNC or is in error state "
+                            "(reply: %s)", reply)
+                asyncio.get_running_loop().call_soon(failover.psync_answered, False)
+                raise _LinkFailed()
+            failover.psync_answered(True)
         if reply.startswith("+FULLRESYNC"):
             parts = reply.split(" ")
             if len(parts) >= 3 and len(parts[1]) == RUN_ID_SIZE:

@@ -11,6 +11,7 @@ import gc
 import logging
 import os
 import signal
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from server.effects import Effects
@@ -27,7 +28,8 @@ log = logging.getLogger("rivulet")
 class SnapshotChild:
     """One forked child writing an RDB; `socket` tells the target."""
 
-    def __init__(self, keyspace: Keyspace, config: Config, socket: bool, with_data: bool = True) -> None:
+    def __init__(self, keyspace: Keyspace, config: Config, socket: bool, with_data: bool = True,
+                 aux: Sequence[tuple[bytes, bytes]] = ()) -> None:
         self.socket = socket
         self.pid = 0
         self.read_fd = -1  # the pipe's read end (diskless)
@@ -46,7 +48,7 @@ class SnapshotChild:
                 os.close(write_fd)
             raise
         if pid == 0:
-            _child(keyspace, config, socket, with_data, read_fd, write_fd)
+            _child(keyspace, config, socket, with_data, read_fd, write_fd, aux)
         self.pid = pid
         if socket:
             os.close(write_fd)
@@ -93,7 +95,7 @@ class SnapshotChild:
 
 
 def _child(keyspace: Keyspace, config: Config, socket: bool, with_data: bool, read_fd: int,
-           write_fd: int) -> None:
+           write_fd: int, aux: Sequence[tuple[bytes, bytes]]) -> None:
     code = 1
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -106,11 +108,11 @@ def _child(keyspace: Keyspace, config: Config, socket: bool, with_data: bool, re
             # A pipe cannot be fsynced: the incremental fsync of dump.rdb does not apply.
             config.values["rdb-save-incremental-fsync"] = False
             with os.fdopen(write_fd, "wb", buffering=1 << 16) as fh:
-                write_rdb(fh, source, config)
+                write_rdb(fh, source, config, aux=aux)
         else:
             path = os.path.join(config["dir"], "temp-%d.rdb" % os.getpid())
             with open(path, "wb") as fh:
-                write_rdb(fh, source, config)
+                write_rdb(fh, source, config, aux=aux)
                 fh.flush()
                 os.fsync(fh.fileno())
         code = 0
