@@ -280,20 +280,24 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
         else:
             ks.touch_mode = TOUCH_NONE
     t0 = _clock()
+    raised: BaseException | None = None
     try:
         reply = cmd.handler(client, argv)  # type: ignore[misc]
     except ErrorReply as err:
-        # Handlers raise shared error instances (SYNTAX_ERROR...): each raise adds to the
-        # instance's traceback, which keeps every frame it passed through (clients, arguments)
-        # alive for good. Dropped here, the error path holds nothing.
-        err.__traceback__ = err.__context__ = None
-        reply = err
+        reply = raised = err
     except StreamError as err:
-        err.__traceback__ = err.__context__ = None
+        raised = err
         reply = ErrorReply(err.message)
     except Exception as exc:  # a bug must cost one reply, never the server or the connection
         log.exception("internal error running %r", cmd.name)
         reply = internal_error(cmd.name, exc)
+    if raised is not None:
+        # Handlers raise shared error instances (SYNTAX_ERROR...): each raise adds to the
+        # instance's traceback, which keeps every frame it passed through (clients, arguments)
+        # alive for good. Dropped once the handler is left (inside it, compiled code still
+        # holds the traceback it caught), the error path holds nothing.
+        raised.__traceback__ = None
+        raised.__context__ = None
     if no_touch:
         client.keyspace.touch_mode = saved_touch
     cmd.usec += (_clock() - t0) // 1000
