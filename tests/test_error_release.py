@@ -18,6 +18,9 @@ def test_clients_whose_commands_failed_are_freed() -> None:
     try:
         server = Server(Config())
         server.attach_loop(loop)
+        # Clients that other in-process tests of this run still hold are not this test's.
+        gc.collect()
+        before = sum(1 for o in gc.get_objects() if type(o) is Client)
         for i in range(50):
             client = Client(server)
             # A transport, as every real client has (the compiled build relies on it).
@@ -31,7 +34,7 @@ def test_clients_whose_commands_failed_are_freed() -> None:
             del client
         gc.collect()
         # (Counted through the collector: the compiled Client does not take weak references.)
-        alive = sum(1 for o in gc.get_objects() if type(o) is Client)
-        assert alive == 0, f"{alive} of 50 disconnected clients still referenced"
+        alive = sum(1 for o in gc.get_objects() if type(o) is Client) - before
+        assert alive <= 0, f"{alive} of 50 disconnected clients still referenced"
     finally:
         loop.close()
