@@ -64,10 +64,12 @@ hiredis turns RESP simple strings (``+x``), big numbers (``(1``) and verbatim st
 (``=5\r\ntxt:x``) into ``bytes`` and a RESP3 set header (``~N``) into a list, where Redis demands
 ``$`` / ``*``. Chunks containing ``\n+``, ``\n(``, ``\n=`` or ``\n~`` therefore keep hiredis's
 result only when they are byte for byte the canonical encoding of it (as ``XRANGE s - +`` is), and
-go to the strict parser otherwise; the size checks catch most of the rest. What remains: such an element placed right after a bulk
-whose two terminator bytes are not CRLF (Redis never checks them), in a command followed by a
-well-formed command in the same read, is accepted instead of failing with ``expected '$', got
-'+'``. No real client produces that.
+go to the strict parser otherwise; so do chunks with a ``~`` anywhere, since a set header may
+also follow the unchecked terminator bytes of a payload. The size checks catch most of the rest.
+What remains: a ``+``, ``(`` or ``=`` element placed right after a bulk whose two terminator
+bytes are not CRLF (Redis never checks them), in a command followed by a well-formed command in
+the same read, is accepted instead of failing with ``expected '$', got '+'``. No real client
+produces that.
 """
 
 from __future__ import annotations
@@ -212,12 +214,13 @@ def _find(buf: bytearray, char: bytes, pos: int) -> int:
 
 
 def _suspect(classes: bytes) -> bool:
-    # A '+', '(', '=' or '~' right after a LF is nearly always the first byte of a bulk
+    # A '+', '(' or '=' right after a LF is nearly always the first byte of a bulk
     # ("XRANGE s - +"), but could be a type byte Redis rejects: then hiredis's result is only
     # trusted when the chunk is exactly the canonical encoding of what it returned.
     # (bytes.find, not `in`: `in` first tries the needle as an int, which costs an exception.)
-    return (classes.find(0x50) != -1 or classes.find(0x54) != -1) and (
-        classes.find(b"NP") != -1 or classes.find(b"NT") != -1)
+    # A '~' anywhere is suspect: after a payload whose two terminator bytes are not CRLF it
+    # starts an inline command for Redis and a set for hiredis, and nothing precedes it then.
+    return classes.find(0x54) != -1 or (classes.find(0x50) != -1 and classes.find(b"NP") != -1)
 
 
 def _huge_header(classes: bytes) -> bool:

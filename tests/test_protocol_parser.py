@@ -465,6 +465,13 @@ def test_resp3_top_level_types_are_inline() -> None:
     assert feed_all(data) == ([[b"PING"], [b"~1"], [b"$4"], [b"PING"], [b">1"], [b"PING"]], None)
 
 
+def test_resp3_set_after_unchecked_trailer_is_inline() -> None:
+    # The two bytes after a payload are skipped unseen, so a "~" right after them starts an
+    # inline command, whatever precedes it (here "%" instead of LF).
+    data = resp(b"ECHO", b"a")[:-2] + b"\r%~1\r\n$4\r\nPING\r\n"
+    assert feed_all(data) == ([[b"ECHO", b"a"], [b"~1"], [b"$4"], [b"PING"]], None)
+
+
 def test_failed_parser_stays_failed() -> None:
     p = RequestParser()
     _, err = p.feed(b"*x\r\n")
