@@ -56,6 +56,9 @@ class Server:
         self._ids = itertools.count(1)
         self.start_time = time.time()
         self.loading = False
+        # A replica loading its master's snapshot beside the dataset clients still read
+        # (repl-diskless-load swapdb): INFO's async_loading.
+        self.async_loading = False
         # Set while writes must be refused: the persistence error (MISCONF) first, else the
         # lack of good replicas (NOREPLICAS); see refresh_write_error.
         self.write_error: str | None = None
