@@ -106,6 +106,7 @@ class Server:
         # Writes held back during FAILOVER and SHUTDOWN's wait for replicas (also a reason for
         # replica_gate).
         self.write_pause = WritePause(self)
+        self.write_pause.on_eased.append(self.replication.getack_after_pause)
         self.master_link = MasterLink(self)
         # maxmemory and the eviction policies (server/evict.py).
         self.evictor = Evictor(self)
