@@ -501,3 +501,26 @@ def test_failover_pause_outlasts_client_unpause(pair) -> None:
     assert replica.get("k2") == b"v"
     d.close()
     get.close()
+
+
+def test_client_unblock_leaves_a_paused_client_held() -> None:
+    """Rivulet only: Redis 7.4 aborts (Unknown btype in replyToBlockedClientTimedOut) when
+    CLIENT UNBLOCK names a client held by a pause; the held client stays held and runs its
+    command when the pause ends."""
+    with _rivulet() as port:
+        r = redis.Redis(port=port)
+        r.execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+        try:
+            d = Deferred(port)
+            d.send("CLIENT", "ID")
+            cid = int(d.read()[1:])
+            d.send("SET", "unblocked", "v")
+            wait_blocked(r, 1)
+            for how in ("TIMEOUT", "ERROR"):
+                assert r.execute_command("CLIENT", "UNBLOCK", cid, how) == 0
+            assert not d.replied_within(0.1)
+        finally:
+            r.execute_command("CLIENT", "UNPAUSE")
+        assert d.read() == b"+OK\r\n"
+        assert r.get("unblocked") == b"v"
+        d.close()
