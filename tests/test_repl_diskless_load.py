@@ -251,16 +251,27 @@ def test_master_lost_mid_transfer(procs, kind, mode, has_data, same_history, aft
 @pytest.mark.parametrize("kind", REPLICAS)
 def test_swapdb_master_killed_mid_transfer_keeps_old_data(procs, kind) -> None:
     """A real Redis master (repl-diskless-sync yes, its snapshot slowed by rdb-key-save-delay)
-    killed while the replica waits for its snapshot: a swapdb replica keeps its dataset."""
-    master = real(procs, "--repl-diskless-sync", "yes", "--rdb-key-save-delay", "20000")
-    _fill(redis.Redis(port=master.port), 200, "m", 100)
-    _proc, replica = _replica(procs, kind, "swapdb")
+    killed in the middle of the snapshot: a swapdb replica keeps its dataset. The values are
+    random (not compressed) so that the snapshot leaves the master's child in parts."""
+    master = real(procs, "--repl-diskless-sync", "yes", "--rdb-key-save-delay", "10000")
+    pipe = redis.Redis(port=master.port).pipeline(transaction=False)
+    for i in range(300):
+        pipe.set(f"m:{i}", os.urandom(1000))
+    pipe.execute()
+    proc, replica = _replica(procs, kind, "swapdb")
     _fill(replica, 20, "old")
     replica.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
     wait_until(lambda: info(replica).get("master_sync_in_progress") == "1", 15,
                "the transfer to start")
-    time.sleep(0.5)
+    time.sleep(1.0)
+    if kind == "rivulet":
+        assert "receiving streamed RDB from master with EOF to parser" in proc.log()
+        assert persistence(replica)["loading"] == "1"
     master.stop(kill=True)
-    wait_until(lambda: info(replica).get("master_sync_in_progress") == "0", 30,
-               "the transfer to fail")
+    wait_until(lambda: info(replica).get("master_sync_in_progress") == "0"
+               and persistence(replica)["loading"] == "0", 30, "the transfer to fail")
     assert sorted(replica.keys("*")) == sorted(f"old:{i}".encode() for i in range(20))
+    if kind == "rivulet":
+        log = proc.log()
+        assert "Discarding temporary DB in background" in log
+        assert "Swapping active DB" not in log
