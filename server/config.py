@@ -371,8 +371,9 @@ PARAMS: list[Param] = [
           maximum=2**31 - 1),
     Param("replica-announced", "yes", "bool", "Sentinel lists this replica (no: hidden)"),
     Param("repl-diskless-load", "disabled", "enum",
-          "how a replica loads its master's snapshot: disabled, on-empty-db or swapdb (all "
-          "load it from memory once received)",
+          "how a replica loads its master's snapshot: disabled (flush once received), "
+          "on-empty-db (from the start of the transfer when empty) or swapdb (beside the "
+          "old dataset, kept if the transfer fails)",
           choices=("disabled", "on-empty-db", "swapdb")),
     # Replication, master side (Redis's names, defaults and bounds; the old "slave" spellings
     # are aliases).

@@ -30,6 +30,7 @@ _clock: Final = perf_counter_ns
 NOAUTH = ErrorReply("NOAUTH Authentication required.")
 # Redis's shared.roslaveerr and shared.masterdownerr.
 READONLY = ErrorReply("READONLY You can't write against a read only replica.")
+LOADING = ErrorReply("LOADING Redis is loading the dataset in memory")
 MASTERDOWN = ErrorReply(
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
 # Commands that run at once even inside MULTI (Redis: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
@@ -191,10 +192,10 @@ def acl_refusal(client: Client, cmd: Command, argv: list[bytes],
 
 
 def _gate(client: Client, cmd: Command, argv: list[bytes]) -> Any:
-    """For clients (not a replica's master) of a replica, or while writes are paused: on a
+    """For clients (not a replica's master) of a replica, or while commands are paused: on a
     replica, writes refused under replica-read-only, and everything but `stale` commands while
-    the link to the master is down under replica-serve-stale-data no; then commands that may
-    write postponed while writes are paused (BLOCKED). Redis's processCommand, in its order."""
+    the link to the master is down under replica-serve-stale-data no; then the commands a pause
+    holds back postponed (BLOCKED). Redis's processCommand, in its order."""
     server = client.server
     if server.replica_of is not None:
         link = server.master_link
@@ -202,9 +203,14 @@ def _gate(client: Client, cmd: Command, argv: list[bytes]) -> Any:
             return READONLY
         if link.refuse_stale and "stale" not in cmd.flags:
             return MASTERDOWN
+        if server.async_loading and "no_async_loading" in cmd.flags:
+            return LOADING
     pause = server.write_pause
-    if pause.purposes and pause.stops(client, cmd):
-        return pause.postpone(client, cmd, argv)
+    if pause.level and pause.stops(client, cmd):
+        # The connections of our replicas are never paused (Redis's CLIENT_SLAVE test).
+        replica = client.replica
+        if replica is None or not replica.is_replica:
+            return pause.postpone(client, cmd, argv)
     return None
 
 

@@ -120,9 +120,10 @@ class Evictor:
 
     def safe(self) -> bool:
         """Redis's isSafeToPerformEvictions: not while loading, and by default not on a
-        replica, which ignores maxmemory to stay an exact copy of its master."""
+        replica, which ignores maxmemory to stay an exact copy of its master, and not while
+        commands are paused (server/write_pause.py): nothing may move the replication offset."""
         server = self.server
-        if server.loading:
+        if server.loading or server.write_pause.level:
             return False
         return server.master_link.host is None or not server.config["replica-ignore-maxmemory"]
 

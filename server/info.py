@@ -233,7 +233,7 @@ def section_persistence(server: Server) -> str:
     current = int(time.monotonic() - rw.started) if running and rw is not None else -1
     rdb = p.rdb
     pairs: list[tuple[str, object]] = [
-        ("loading", int(server.loading)), ("async_loading", 0),
+        ("loading", int(server.loading)), ("async_loading", int(server.async_loading)),
         ("current_cow_peak", 0), ("current_cow_size", 0), ("current_cow_size_age", 0),
         ("current_fork_perc", "0.00"), ("current_save_keys_processed", 0),
         ("current_save_keys_total", 0),

@@ -56,6 +56,9 @@ class Server:
         self._ids = itertools.count(1)
         self.start_time = time.time()
         self.loading = False
+        # A replica loading its master's snapshot beside the dataset clients still read
+        # (repl-diskless-load swapdb): INFO's async_loading.
+        self.async_loading = False
         # Set while writes must be refused: the persistence error (MISCONF) first, else the
         # lack of good replicas (NOREPLICAS); see refresh_write_error.
         self.write_error: str | None = None
@@ -103,6 +106,7 @@ class Server:
         # Writes held back during FAILOVER and SHUTDOWN's wait for replicas (also a reason for
         # replica_gate).
         self.write_pause = WritePause(self)
+        self.write_pause.on_eased.append(self.replication.getack_after_pause)
         self.master_link = MasterLink(self)
         # maxmemory and the eviction policies (server/evict.py).
         self.evictor = Evictor(self)

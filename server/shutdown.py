@@ -61,7 +61,7 @@ class Shutdown:
         timeout = server.config["shutdown-timeout"]
         if not now and timeout and not self.ready():
             self.deadline = time.monotonic() + timeout
-            server.replication.request_acks()
+            server.replication.send_getack_now()
             server.write_pause.pause(PAUSE_PURPOSE)
             log.log(NOTICE, "Waiting for replicas before shutting down.")
             return self._wait(client)

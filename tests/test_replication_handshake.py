@@ -7,86 +7,14 @@ errors and timeouts that make the replica start again."""
 
 from __future__ import annotations
 
-import socket
-import time
 from collections.abc import Iterator
 
-import hiredis
 import pytest
 import redis
 
 from tests.helpers import encode_command
-from tests.replica_helpers import info, wait_until
+from tests.replica_helpers import RDB, ScriptedMaster, info, wait_until
 from tests.serverproc import ServerProcess
-
-# An RDB file holding x = "1" in database 0, without a checksum (zero: not checked).
-RDB = b"REDIS0011" + b"\xfe\x00" + b"\x00\x01x\x011" + b"\xff" + b"\x00" * 8
-
-
-class ScriptedMaster:
-    """A listening socket that plays the master's part, one connection at a time."""
-
-    def __init__(self) -> None:
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(4)
-        self.listener.settimeout(15)
-        self.port = self.listener.getsockname()[1]
-        self.conn: socket.socket | None = None
-        self.reader = hiredis.Reader()
-
-    def accept(self) -> None:
-        """The replica's next connection (the current one is closed after, not before: its
-        end must not be what makes the replica connect again)."""
-        old = self.conn
-        self.conn, _ = self.listener.accept()
-        if old is not None:
-            old.close()
-        self.conn.settimeout(10)
-        self.reader = hiredis.Reader()
-
-    def expect(self) -> list[bytes]:
-        """The next command the replica sends."""
-        assert self.conn is not None
-        while True:
-            message = self.reader.gets()
-            if message is not False:
-                return message
-            data = self.conn.recv(65536)
-            if not data:
-                raise ConnectionError("the replica closed the link")
-            self.reader.feed(data)
-
-    def expect_ack(self, offset: int, timeout: float = 5.0) -> None:
-        """ACKs until one says `offset` (earlier periodic ones may say less, never more)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            message = self.expect()
-            assert message[:2] == [b"REPLCONF", b"ACK"], message
-            acked = int(message[2])
-            assert acked <= offset
-            if acked == offset:
-                return
-        raise AssertionError(f"no REPLCONF ACK {offset}")
-
-    def send(self, data: bytes) -> None:
-        assert self.conn is not None
-        self.conn.sendall(data)
-
-    def handshake(self, auth: bool = False, ip: bool = False) -> list[bytes]:
-        """Answer the handshake up to PSYNC; returns the PSYNC command."""
-        assert self.expect() == [b"PING"]
-        self.send(b"+PONG\r\n")
-        expected = 3 + int(auth) + int(ip)
-        for _ in range(expected - 1):
-            assert self.expect()[0] in (b"AUTH", b"REPLCONF")
-            self.send(b"+OK\r\n")
-        return self.expect()
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-        self.listener.close()
 
 
 @pytest.fixture

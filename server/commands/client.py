@@ -328,7 +328,9 @@ def client_unblock(client: Client, argv: list[bytes]) -> Any:
         elif reason != b"timeout":
             return ErrorReply("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
     target = client.server.clients.get(parse_int(argv[2]))
-    if target is None or target.blocked is None:
+    # A client held by CLIENT PAUSE is not blocked by its command: it stays held (Redis 7.4
+    # aborts on this, later versions answer 0).
+    if target is None or target.blocked is None or target in client.server.write_pause.postponed:
         return 0
     if not client.server.blocking.client_unblock(target, with_error):
         return 0
@@ -417,6 +419,10 @@ _HELP = [
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
     "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",

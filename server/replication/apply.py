@@ -63,12 +63,16 @@ class StreamApplier:
         self.link = link
         # Bytes of a MULTI the master has not finished yet: they count when its EXEC ran.
         self.held = b""
+        # A pause of commands stopped the last batch short.
+        self.paused = False
 
     def reset(self) -> None:
         self.held = b""
+        self.paused = False
 
     def apply(self, client: Client, buf: bytes) -> int:
         """Run the complete commands at the start of buf; returns the bytes they took."""
+        self.paused = False
         commands: list[list[bytes]] = []
         ends: list[int] = []
         error = parse_stream(buf, commands, ends)
@@ -80,10 +84,16 @@ class StreamApplier:
         pos = 0  # where the commands run so far end
         n = len(commands)
         i = 0
+        pause = link.server.write_pause
         try:
             while i < n and link.master is client:
                 argv = commands[i]
                 cmd = spelled(argv[0])
+                if pause.level and cmd is not None and pause.stops(client, cmd):
+                    # A pause holds the master's stream too (Redis pauses the master's client):
+                    # the rest waits, read but not applied, until the pause ends.
+                    self.paused = True
+                    break
                 if cmd is not None and cmd.run_handler is not None and i + 1 < n \
                         and client.multi is None:
                     done = execute_run(client, cmd, commands, i)

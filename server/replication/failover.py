@@ -69,8 +69,8 @@ class Failover:
         server.write_pause.pause(PAUSE_PURPOSE)
         # Replicas not pinged while waiting with a deadline: a PING would move the offset.
         server.replication.hold_pings = bool(self.end_time)
-        # Where the replicas stand, without waiting for their next once-a-second ACK.
-        server.replication.request_acks()
+        # Where the replicas stand comes with their once-a-second ACKs: a GETACK would move
+        # the offset the pause holds still.
         self._schedule()
 
     def find_replica(self, host: str, port: int) -> ReplicaLink | None:

@@ -479,7 +479,23 @@ class Master:
         assert self.server.loop is not None
         self.server.loop.call_soon(self._send_getack)
 
+    def send_getack_now(self) -> None:
+        """REPLCONF GETACK * at once, unless commands are paused (a shutdown, before it pauses
+        them: Redis's sendGetackToReplicas)."""
+        if not self.server.write_pause.level and self.state.backlog is not None \
+                and self.replicas:
+            self.feed(_GETACK)
+
+    def getack_after_pause(self) -> None:
+        """A pause of commands ended or eased: the GETACK it held back goes out."""
+        if self.getack_scheduled:
+            self._send_getack()
+
     def _send_getack(self) -> None:
+        if self.server.write_pause.level:
+            # Nothing may move the offset while commands are paused (Redis's
+            # PAUSE_ACTION_REPLICA): it goes out once the pause ends.
+            return
         self.getack_scheduled = False
         if self.state.backlog is not None and self.replicas:
             self.feed(_GETACK)

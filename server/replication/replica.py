@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.reply import ErrorReply
 from server import used_memory
-from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE
+from server.keyspace import EXPIRY_DELETE, EXPIRY_HIDE, Keyspace
 from server.log import NOTICE
 from server.rdb.file import LoadStats, RdbLoadError, load_rdb
 from server.replication.apply import StreamApplier
@@ -55,6 +55,11 @@ CONNECTED = "connected"  # applying the master's stream
 
 # Redis's CONFIG_RUN_ID_SIZE: replication IDs and the diskless EOF mark.
 RUN_ID_SIZE = 40
+# How a full resynchronization's snapshot is loaded (repl-diskless-load).
+_LOAD_AFTER = 0  # received whole, then the old dataset is flushed and the new one loaded
+_LOAD_EMPTY = 1  # on-empty-db on an empty dataset: loading from the start of the transfer
+_LOAD_SWAP = 2  # swapdb: loaded beside the old dataset, which clients cannot read meanwhile
+_LOAD_ASYNC = 3  # swapdb, same history: clients go on reading the old dataset meanwhile
 _READ_SIZE = 1 << 16
 UNBLOCKED_ROLE_CHANGE = ErrorReply(
     "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
@@ -109,6 +114,9 @@ class MasterLink:
         self._cron: asyncio.TimerHandle | None = None
         # Runs the master's stream (what a read brought, as one batch).
         self.applier = StreamApplier(self)
+        # Read from the master, not applied yet (a command cut short, or held by a pause).
+        self.unapplied = b""
+        server.write_pause.on_eased.append(self.apply_unapplied)
         config = server.config
         self.read_only: bool = config["replica-read-only"]
         self.serve_stale: bool = config["replica-serve-stale-data"]
@@ -472,20 +480,24 @@ class MasterLink:
             raise _LinkFailed(f"Bad protocol from MASTER, the first byte is not '$' (we received "
                               f"'{text}'), are you sure the host and port are right?")
         mark = head[5:5 + RUN_ID_SIZE] if head[1:5] == b"EOF:" and len(head) >= 5 + RUN_ID_SIZE else b""
+        mode = self._load_mode()
+        where = "disk" if mode == _LOAD_AFTER else "parser"
         if mark:
-            self.transfer_size = 0
+            size = 0
             log.log(NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with "
-                    "EOF to parser")
-            payload = await self._read_until_mark(reader, mark)
+                    "EOF to %s", where)
         else:
             size = int(text[1:]) if text[1:].isdigit() else -1
             if size < 0:
                 raise _LinkFailed(f"Bad protocol from MASTER: invalid bulk length '{text}'")
-            self.transfer_size = size
-            log.log(NOTICE, "MASTER <-> REPLICA sync: receiving %d bytes from master to parser",
-                    size)
-            payload = await self._read_exactly(reader, size)
-        await self._load(payload)
+            log.log(NOTICE, "MASTER <-> REPLICA sync: receiving %d bytes from master to %s",
+                    size, where)
+        self.transfer_size = size
+        if mode == _LOAD_AFTER:
+            payload = await self._receive(reader, mark, size)
+            await self._load(payload)
+        else:
+            await self._load_diskless(reader, mark, size, mode)
         self._attach(writer, self.reploff, self._stream_db)
         repl = self.repl
         repl.adopt(self.master_replid, self.reploff)
@@ -526,15 +538,50 @@ class MasterLink:
                 del buf[-RUN_ID_SIZE:]
                 return bytes(buf)
 
+    def _load_mode(self) -> int:
+        """How this snapshot is loaded (Redis's useDisklessLoad, repl-diskless-load)."""
+        setting = self.server.config["repl-diskless-load"]
+        if setting == "swapdb":
+            # Clients go on reading the old dataset only when it is an earlier state of the same
+            # history (Redis's async loading: our replication ID is the master's).
+            return _LOAD_ASYNC if self.repl.replid == self.master_replid else _LOAD_SWAP
+        if setting == "on-empty-db" and not any(db.data for db in self.server.keyspace.dbs):
+            return _LOAD_EMPTY
+        return _LOAD_AFTER
+
+    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, size: int) -> bytes:
+        if mark:
+            return await self._read_until_mark(reader, mark)
+        return await self._read_exactly(reader, size)
+
+    def _attach_to_new_master(self) -> None:
+        """A new history: no cached master, our replicas resynchronize, our backlog is void
+        (replicationAttachToNewMaster)."""
+        self.cached = None
+        self._disconnect_replicas()
+        self.repl.free_backlog()
+
+    def _begin_loading(self, blocking: bool) -> None:
+        """Clients get -LOADING (blocking), or go on with the old dataset (async loading)."""
+        server = self.server
+        if blocking:
+            server.loading = True
+            server.effects.suspended = True
+        else:
+            server.async_loading = True
+
+    def _end_loading(self) -> None:
+        server = self.server
+        self.loading = False
+        server.loading = False
+        server.async_loading = False
+        server.effects.suspended = False
+
     async def _load(self, payload: bytes) -> None:
         """Flush, then load the master's snapshot; clients get -LOADING meanwhile."""
         server = self.server
         server.persistence.stop_children()
-        # A new history: no cached master, our replicas resynchronize, our backlog is void
-        # (replicationAttachToNewMaster).
-        self.cached = None
-        self._disconnect_replicas()
-        self.repl.free_backlog()
+        self._attach_to_new_master()
         log.log(NOTICE, "MASTER <-> REPLICA sync: Flushing old data")
         keyspace = server.keyspace
         for db in keyspace.dbs:
@@ -542,8 +589,7 @@ class MasterLink:
         log.log(NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory")
         stats = LoadStats()
         self.loading = True
-        server.loading = True
-        server.effects.suspended = True
+        self._begin_loading(True)
         try:
             for _ in load_rdb(payload, keyspace, server.config, stats, keep_expired=True):
                 await asyncio.sleep(0)
@@ -553,10 +599,89 @@ class MasterLink:
             raise _LinkFailed("Failed trying to load the MASTER synchronization DB from socket: "
                               f"{exc.message} (offset {exc.offset})") from None
         finally:
-            self.loading = False
-            server.loading = False
-            server.effects.suspended = False
+            self._end_loading()
             used_memory.track(keyspace)  # the loaded keys, in the memory figure
+        self._loaded(stats)
+
+    async def _load_diskless(self, reader: asyncio.StreamReader, mark: bytes, size: int,
+                             mode: int) -> None:
+        """repl-diskless-load on-empty-db (into the empty dataset) or swapdb (into a new one,
+        which replaces the old only once complete): loading starts with the transfer, and a
+        transfer or load that fails leaves the dataset as it was (Redis's diskless branch of
+        readSyncBulkPayload)."""
+        server = self.server
+        keyspace = server.keyspace
+        swap = mode != _LOAD_EMPTY
+        server.persistence.stop_children()
+        if not swap:
+            self._attach_to_new_master()
+            log.log(NOTICE, "MASTER <-> REPLICA sync: Flushing old data")
+            for db in keyspace.dbs:
+                db.flush()
+        log.log(NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory")
+        target = self._temp_keyspace() if swap else keyspace
+        stats = LoadStats()
+        self._begin_loading(mode != _LOAD_ASYNC)
+        loaded = False
+        try:
+            try:
+                payload = await self._receive(reader, mark, size)
+                self.loading = True
+                for _ in load_rdb(payload, target, server.config, stats, keep_expired=True):
+                    await asyncio.sleep(0)
+                loaded = True
+            except RdbLoadError as exc:
+                log.warning("Failed trying to load the MASTER synchronization DB from socket: "
+                            "%s (offset %d)", exc.message, exc.offset)
+            except _LinkFailed as exc:
+                log.warning("%s", exc)
+            if not loaded:
+                log.warning("Failed trying to load the MASTER synchronization DB from socket, "
+                            "check server logs.")
+                if swap:
+                    log.log(NOTICE, "MASTER <-> REPLICA sync: Discarding temporary DB in "
+                            "background")
+                else:
+                    for db in keyspace.dbs:
+                        db.flush()
+                raise _LinkFailed()
+            if swap:
+                self._attach_to_new_master()
+                log.log(NOTICE, "MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
+                self._adopt(target)
+                log.log(NOTICE, "MASTER <-> REPLICA sync: Discarding old DB in background")
+        finally:
+            self._end_loading()
+            used_memory.track(keyspace)
+        self._loaded(stats)
+
+    def _temp_keyspace(self) -> Keyspace:
+        """Where swapdb loads: empty databases with the live keyspace's access-data settings."""
+        live = self.server.keyspace
+        temp = Keyspace(len(live.dbs))
+        temp.lru_clock, temp.lfu = live.lru_clock, live.lfu
+        temp.lfu_log_factor, temp.lfu_decay_time = live.lfu_log_factor, live.lfu_decay_time
+        return temp
+
+    def _adopt(self, temp: Keyspace) -> None:
+        """The loaded databases replace the live ones' contents (swapMainDbWithTempDb): keys
+        of either dataset that clients watch fail their EXEC, blocked clients re-check."""
+        keyspace = self.server.keyspace
+        for db, new in zip(keyspace.dbs, temp.dbs, strict=True):
+            db.flush()
+            db.data, db.expires, db.access = new.data, new.expires, new.access
+            db.encodings, db.sizes, db.changed = new.encodings, new.sizes, new.changed
+            for key in list(db.data):
+                if (db.index, key) in keyspace.watchers:
+                    keyspace.touch_watched(db.index, key)
+        keyspace.dataset_bytes += temp.dataset_bytes
+        blocking = self.server.blocking
+        for index, key in list(blocking.waiters):
+            if key in keyspace.dbs[index].data:
+                keyspace.signal_ready(index, key)
+
+    def _loaded(self, stats: LoadStats) -> None:
+        keyspace = self.server.keyspace
         self._stream_db = 0
         for name, value in stats.info.aux:
             if name == b"repl-stream-db" and value.isdigit() and int(value) < len(keyspace.dbs):
@@ -603,16 +728,26 @@ class MasterLink:
 
     async def _stream(self, reader: asyncio.StreamReader, client: Client) -> None:
         """Apply the master's commands as they arrive, until the link ends."""
-        buf = b""
+        self.unapplied = b""
         while self.master is client and not client.closed:
             data = await reader.read(_READ_SIZE)
             if not data:
                 return
             client.last_interaction = time.time()
             self.read_reploff += len(data)
-            buf = buf + data if buf else data
-            used = self.applier.apply(client, buf)
-            buf = buf[used:]
+            buf = self.unapplied
+            self.unapplied = buf + data if buf else data
+            self.apply_unapplied()
+
+    def apply_unapplied(self) -> None:
+        """Apply what was read of the stream and not applied yet: after each read, and when a
+        pause of commands that stopped it ends."""
+        client = self.master
+        buf = self.unapplied
+        if client is None or client.closed or not buf:
+            return
+        used = self.applier.apply(client, buf)
+        self.unapplied = buf[used:]
 
     def account(self, data: bytes) -> None:
         """Complete units of the stream were applied: they move our offset and go on to our
