@@ -146,6 +146,8 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
             cmd.rejected_calls += 1
             return ErrorReply("ERR Command not allowed inside a transaction")
         client.multi.append((cmd, argv))
+        # CLIENT LIST's cmd= names the command just queued, as Redis's lastcmd does.
+        client.last_command = cmd
         return QUEUED
     # Effects are suspended exactly while a file loads (persistence sets both): a field of a
     # compiled class, read before the attribute of the (uncompiled) Server.
@@ -163,22 +165,25 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
 
 
 def acl_refusal(client: Client, cmd: Command, argv: list[bytes],
-                in_exec: bool = False) -> ErrorReply | None:
+                exec_argv: list[bytes] | None = None) -> ErrorReply | None:
     """The NOPERM error when the client's user may not run argv (logged in ACL LOG), or None.
 
-    `in_exec`: the check EXEC repeats for each queued command, with its own text."""
+    `exec_argv`: EXEC's argv, for the check EXEC repeats for each queued command, with its own
+    text (the log's client-info then shows EXEC running, the client still in MULTI)."""
     from server.acl.check import DENIED_CHANNEL, DENIED_CMD, DENIED_KEY, OK, check_command, error_message
 
     user = client.acl_user
     result, index = check_command(user, cmd, argv)
     if result == OK:
         return None
-    # The refused command is the client's current one in ACL LOG's client-info (cmd=); inside
-    # EXEC that stays EXEC.
+    # The refused command is the client's current one in ACL LOG's client-info (cmd=,
+    # argv-mem=); inside EXEC that stays EXEC.
+    in_exec = exec_argv is not None
     if not in_exec:
         client.last_command = cmd
     client.server.acl.log_denial(client, result,
-                                 cmd.name.encode() if result == DENIED_CMD else argv[index])
+                                 cmd.name.encode() if result == DENIED_CMD else argv[index],
+                                 current_argv=exec_argv if in_exec else argv)
     if in_exec:
         reason = ("no permission to execute the command or subcommand" if result == DENIED_CMD
                   else "no permission to touch the specified keys" if result == DENIED_KEY
@@ -267,7 +272,9 @@ def propagate_effects(client: Client) -> None:
 
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a command that passed every check (also used by EXEC for queued commands)."""
-    client.last_command = cmd
+    if not client.in_exec:
+        # Inside EXEC, EXEC stays the current command (Redis's lastcmd).
+        client.last_command = cmd
     # CLIENT NO-TOUCH: the command's lookups leave the keys' access data alone, except TOUCH's.
     # Saved and restored because EXEC calls its queued commands through here.
     no_touch = client.no_touch

@@ -361,3 +361,78 @@ def test_enforcement_as_redis(rivulet: ServerProcess, reference: tuple[str, int]
     if version == "7.4":  # INFO's acl_access_denied_* came with Redis 7.2
         assert {k: v - before_ours[k] for k, v in ours_denied.items()} == {
             k: v - before_theirs[k] for k, v in theirs_denied.items()}
+
+
+# --- ACL LOG's client-info: what the refused client was doing -------------------------------
+
+# Fields of client-info that say what the client was doing; the others are addresses, times
+# and sizes of Redis's own buffers.
+_INFO_FIELDS = ("name", "flags", "db", "sub", "psub", "ssub", "multi", "watch", "argv-mem",
+                "multi-mem", "cmd", "user", "redir", "resp", "lib-name", "lib-ver")
+CLIENT_INFO_SCRIPT = [
+    ("admin", "ACL SETUSER w on >pw ~a* +@all -del"),
+    ("w", "AUTH w pw"),
+    ("w", "AUTH w wrong"),
+    ("w", "GET zzzz"),
+    ("w", "DEL azzz"),
+    ("w", "MULTI"),
+    ("w", "SET b 2"),
+    ("w", "DISCARD"),
+    ("w", "WATCH a1"),
+    ("w", "MULTI"),
+    ("w", "SET a1 2"),
+    ("w", "GET a2"),
+    ("w", "CLIENT INFO"),
+    ("w", "SET a3 2"),
+    ("admin", "ACL SETUSER w -set"),
+    ("w", "EXEC"),
+    ("w", "MULTI"),
+    ("w", "GET a1"),
+    ("w", "PING"),
+    ("admin", "ACL SETUSER w resetkeys ~b*"),
+    ("w", "EXEC"),
+]
+
+
+def _info_fields(line: bytes) -> dict[str, bytes]:
+    pairs = dict(p.split(b"=", 1) for p in line.strip().split(b" "))
+    return {name: pairs[name.encode()] for name in _INFO_FIELDS}
+
+
+def _client_info_log(port: int) -> tuple[list[bytes], list]:
+    conns: dict[str, socket.socket] = {}
+    out = []
+    for who, line in CLIENT_INFO_SCRIPT:
+        if who not in conns:
+            conns[who] = socket.create_connection(("127.0.0.1", port))
+        conns[who].sendall(encode_command(*line.split()))
+        reply = _read_all(conns[who])
+        # CLIENT INFO inside EXEC: the fields that say what the client is doing.
+        out.append(re.sub(rb"\$\d+\r\nid=[^\n]*",
+                          lambda m: repr(_info_fields(m.group(0).split(b"\n", 1)[1])).encode(),
+                          reply))
+    for sock in conns.values():
+        sock.close()
+    with redis.Redis(port=port) as r:
+        log = plain(r).execute_command("ACL", "LOG")
+    entries = [[_field(e, f) for f in _LOG_FIELDS + [b"context"]]
+               + [_info_fields(_field(e, b"client-info"))] for e in log]
+    return out, entries
+
+
+def test_acl_log_client_info_as_redis(rivulet: ServerProcess,
+                                      reference: tuple[str, int]) -> None:
+    """The log's client-info of a refusal at top level (the refused command current, its
+    argv-mem), at queue time (in MULTI), at EXEC (still in MULTI with its queue, EXEC current)
+    and of a failed AUTH; and CLIENT INFO inside EXEC, as Redis 7.4 shows them."""
+    version, port = reference
+    if version != "7.4":
+        pytest.skip("client-info fields are compared with Redis 7.4 only")
+    _reset(rivulet.port, port)
+    ours, ours_log = _client_info_log(rivulet.port)
+    theirs, theirs_log = _client_info_log(port)
+    diffs = [(line, a, b) for (_who, line), a, b in zip(CLIENT_INFO_SCRIPT, ours, theirs,
+                                                        strict=True) if a != b]
+    assert diffs == []
+    assert len(theirs_log) >= 5
+    assert ours_log == theirs_log

@@ -141,22 +141,25 @@ class Acl:
         client.auth_flag = authenticated
         client.set_authenticated(authenticated or self.default_open)
 
-    def authenticate(self, client: Client, username: bytes, password: bytes, argv0: bytes) -> bool:
-        """ACLAuthenticateUser: on success client is that user; a failure is logged."""
+    def authenticate(self, client: Client, username: bytes, password: bytes,
+                     argv: list[bytes]) -> bool:
+        """ACLAuthenticateUser: on success client is that user; a failure is logged (its
+        object is the command's name as sent, AUTH or HELLO)."""
         user = self.users.get(username)
         if user is not None and user.check_password(password):
             self.attach(client, user, authenticated=True)
             return True
-        self.log_denial(client, 3, argv0, username)
+        self.log_denial(client, 3, argv[0], username, argv)
         return False
 
     def log_denial(self, client: Client, reason: int, obj: bytes,
-                   username: bytes | None = None) -> None:
+                   username: bytes | None = None,
+                   current_argv: list[bytes] | None = None) -> None:
         from server.acl.log import MULTI, TOPLEVEL
         from server.commands.client import client_info_line
         context = MULTI if client.multi is not None or client.in_exec else TOPLEVEL
         name = username if username is not None else client.acl_user.name
-        info = client_info_line(client).encode()
+        info = client_info_line(client, current_argv).encode()
         self.log.add(reason, context, obj, name, info, self.server.config["acllog-max-len"])
 
     def _close_revoked_subscribers(self, old: User, new: User, requester: Client | None) -> None:

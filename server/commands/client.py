@@ -28,6 +28,8 @@ _TYPES = {b"normal": "normal", b"master": "master", b"replica": "replica", b"sla
 # Redis's reply buffer starts at this usable size (PROTO_REPLY_CHUNK_BYTES is shrunk to it when
 # idle); we have no such buffer, so CLIENT LIST shows the size an idle Redis client shows.
 _REPLY_BUFFER_SIZE = 1024
+# sizeof(robj*): what Redis counts per queued argument besides its bytes (multi-mem).
+_POINTER = 8
 
 container("client", group="connection", since="2.4.0",
           summary="A container for client connection commands.", flags="sentinel")
@@ -54,7 +56,7 @@ def _flags(client: Client) -> str:
         flags += "M"
     if kind == "pubsub":
         flags += "P"
-    if client.multi is not None:
+    if client.multi is not None or client.exec_queue is not None:
         flags += "x"
     if client.blocked is not None:
         flags += "b"
@@ -79,8 +81,13 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
     # qbuf: bytes received and not yet run (held while blocked, the parser's unparsed tail, the
     # parsed commands waiting behind a block). Held exactly, with no spare room: qbuf-free=0.
     qbuf = client.query_buffer_size()
+    # Inside EXEC the client is still in MULTI and EXEC is its current command, as in Redis.
+    queue = client.multi if client.multi is not None else client.exec_queue
+    if client.exec_argv is not None:
+        current_argv = client.exec_argv
     argv_mem = sum(len(a) for a in current_argv) if current_argv else 0
-    multi_mem = sum(len(a) for _cmd, argv in client.multi for a in argv) if client.multi else 0
+    # Redis's mstate.argv_len_sums: each queued command's argument bytes and its argv array.
+    multi_mem = sum(len(a) + _POINTER for _cmd, argv in queue for a in argv) if queue else 0
     tot_mem = _REPLY_BUFFER_SIZE + qbuf + argv_mem + multi_mem + pending
     cmd = client.last_command.name if client.last_command is not None else "NULL"
     events = "r" if not client.closed else ""
@@ -93,7 +100,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} "
         f"name={_text(client.name)} age={int(now - client.created)} "
         f"idle={int(now - client.last_interaction)} flags={_flags(client)} db={client.db.index} "
-        f"sub={sub} psub={psub} ssub={ssub} multi={len(client.multi) if client.multi is not None else -1} "
+        f"sub={sub} psub={psub} ssub={ssub} multi={len(queue) if queue is not None else -1} "
         f"watch={len(client.watched)} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
         f"multi-mem={multi_mem} rbs={_REPLY_BUFFER_SIZE} rbp=0 obl=0 oll=0 omem={pending} "
         f"tot-mem={tot_mem} events={events} cmd={cmd} user={_text(client.acl_user.name)} redir=-1 "
