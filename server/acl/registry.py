@@ -178,27 +178,21 @@ class Acl:
     # --- files -----------------------------------------------------------------------------
 
     def load_config_users(self, lines: list[list[bytes]]) -> None:
-        """The `user` lines of the config file (ACLAppendUserForLoading, then
-        ACLLoadConfiguredUsers); AclStartupError with what Redis logs."""
-        seen: set[bytes] = set()
+        """The `user` lines of the config file, checked when the file was read
+        (`declaration_error`): ACLLoadConfiguredUsers, AclStartupError with what Redis logs (a
+        command or category unknown, a name with spaces)."""
         for line in lines:
             name = line[0]
-            if name in seen:
-                raise AclStartupError(f"Error in user declaration '{name.decode()}': {EALREADY}")
-            seen.add(name)
-            merged, _opened = merge_selector_args(line[1:])
-            if merged is None:
-                raise AclStartupError(
-                    f"Error in user declaration '{name.decode()}': Unmatched parenthesis")
             if has_spaces(name):
                 raise AclStartupError("Spaces not allowed in ACL usernames")
+            merged, _opened = merge_selector_args(line[1:])
             user = self.users.get(name)
             if user is None:
                 user = User(name, self.pubsub_allchannels)
                 self.users[name] = user
             else:
                 user.apply(b"reset", self.pubsub_allchannels)
-            for op in merged:
+            for op in merged or ():
                 try:
                     user.apply(op, self.pubsub_allchannels)
                 except RuleError as exc:
@@ -225,9 +219,9 @@ class Acl:
             line = raw.strip(b" \t\r\n")
             if not line:
                 continue
-            argv = [a for a in line.split(b" ") if a]
-            if not argv:
-                continue
+            # Split at each space, as Redis's sdssplitlen: two spaces make an empty word (an
+            # empty user name, or an empty rule, which does nothing).
+            argv = line.split(b" ")
             if argv[0] != b"user" or len(argv) < 2:
                 errors += (f"{filename}:{number} should start with user keyword followed by the "
                            "username. ")
@@ -323,11 +317,46 @@ class Acl:
         if aclfile and config_users:
             raise AclStartupError(BOTH_FILE_AND_USERS)
         if config_users:
-            self.load_config_users(config_users)
+            try:
+                self.load_config_users(config_users)
+            except AclStartupError as exc:
+                log.warning("%s", exc)
+                raise AclStartupError("Critical error while loading ACLs. Exiting.") from None
         if aclfile:
             errors = self.load_file(aclfile)
             if errors is not None:
                 raise AclStartupError(f"Aborting Redis startup because of ACL errors: {errors}")
+
+
+def declaration_error(line: list[bytes], seen: set[bytes], allchannels: bool) -> str | None:
+    """A config file's `user` line (name, then rules) as Redis checks it while reading the file
+    (ACLAppendUserForLoading): None, or the error that stops the server. A rule naming an
+    unknown command or category passes here (it fails when the users load). The rules go to
+    a scratch user; `seen` collects the names declared so far.
+
+    The quoted word is Redis's: the line's word at the index of the failing rule counted from
+    the first rule (`user`, the name, the first rules...), which is what Redis 7.4 prints."""
+    words = [b"user", *line]
+    name = line[0]
+    if name in seen:
+        return f"Error in user declaration '{_text(words[1])}': {EALREADY}"
+    merged, opened = merge_selector_args(line[1:])
+    if merged is None:
+        # Redis's text then depends on an errno nothing set: "Wrong format".
+        return f"Error in user declaration '{_text(words[opened])}': Wrong format"
+    scratch = User(name, allchannels)
+    for index, op in enumerate(merged):
+        try:
+            scratch.apply(op, allchannels)
+        except RuleError as exc:
+            if not exc.unknown:
+                return f"Error in user declaration '{_text(words[index])}': {exc.message}"
+    seen.add(name)
+    return None
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
 
 
 def _subscribed_elsewhere(client: Client, upcoming: list[bytes]) -> bool:
