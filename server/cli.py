@@ -88,7 +88,8 @@ def build_config(argv: list[str]) -> Config:
     directives: list[tuple[str, list[str], str]] = []
     if config_file is not None:
         try:
-            with open(config_file, encoding="utf-8") as fh:
+            # Bytes that are not UTF-8 (in a user's name, a password) are kept as they are.
+            with open(config_file, encoding="utf-8", errors="surrogateescape") as fh:
                 directives += parse_config_lines(fh.read(), f"config file {config_file}")
         except OSError as exc:
             raise UsageError(f"Fatal error, can't open config file '{config_file}': {exc.strerror}") from None
@@ -109,7 +110,7 @@ def build_config(argv: list[str]) -> Config:
             # the command table); loaded when the server starts.
             if not values:
                 raise UsageError(f"{where}\nBad directive or wrong number of arguments")
-            line = [v.encode() for v in values]
+            line = [v.encode("utf-8", "surrogateescape") for v in values]
             load_handlers()
             error = declaration_error(line, declared, config["acl-pubsub-default"] == "allchannels")
             if error is not None:

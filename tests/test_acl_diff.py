@@ -436,3 +436,59 @@ def test_acl_log_client_info_as_redis(rivulet: ServerProcess,
     assert diffs == []
     assert len(theirs_log) >= 5
     assert ours_log == theirs_log
+
+
+# --- user names that are not UTF-8 ----------------------------------------------------------
+
+_NAME = b"\xffu\xc3("
+BYTES_NAME_SCRIPT = [
+    ("admin", [b"ACL", b"SETUSER", _NAME, b"on", b">pw", b"+get", b"+set", b"+client|list",
+               b"~k*"]),
+    ("admin", [b"ACL", b"LIST"]),
+    ("admin", [b"ACL", b"USERS"]),
+    ("admin", [b"ACL", b"GETUSER", _NAME]),
+    ("admin", [b"ACL", b"DRYRUN", _NAME, b"set", b"x", b"1"]),
+    ("admin", [b"ACL", b"DRYRUN", _NAME, b"del", b"x"]),
+    ("admin", [b"ACL", b"DRYRUN", b"\xfe", b"del", b"x"]),
+    ("admin", [b"ACL", b"SETUSER", _NAME, b"bad\xferule"]),
+    ("admin", [b"ACL", b"SETUSER", b"a\xff b"]),
+    ("u", [b"AUTH", _NAME, b"bad"]),
+    ("u", [b"AUTH", _NAME, b"pw"]),
+    ("u", [b"SET", b"x", b"1"]),
+    ("u", [b"DEL", b"x"]),
+    ("u", [b"ACL", b"WHOAMI"]),
+    ("admin", [b"CLIENT", b"KILL", b"USER", b"\xfe"]),
+]
+
+
+def _bytes_name_run(port: int) -> tuple[list[bytes], list, list[bytes]]:
+    conns: dict[str, socket.socket] = {}
+    out = []
+    for who, argv in BYTES_NAME_SCRIPT:
+        if who not in conns:
+            conns[who] = socket.create_connection(("127.0.0.1", port))
+        conns[who].sendall(encode_command(*argv))
+        out.append(_read_all(conns[who]))
+    conns["admin"].sendall(encode_command(b"CLIENT", b"LIST"))
+    users = re.findall(rb" user=(\S+)", _read_all(conns["admin"]))
+    for sock in conns.values():
+        sock.close()
+    with redis.Redis(port=port) as r:
+        log = plain(r).execute_command("ACL", "LOG")
+    entries = [[_field(e, f) for f in _LOG_FIELDS]
+               + [_info_fields(_field(e, b"client-info"))["user"]] for e in log]
+    return out, entries, sorted(users)
+
+
+def test_user_names_not_utf8_as_redis(rivulet: ServerProcess,
+                                      reference: tuple[str, int]) -> None:
+    """A user name of any bytes is kept and shown as its bytes: ACL LIST, USERS, GETUSER, the
+    NOPERM and DRYRUN texts, errors that quote it, ACL LOG and CLIENT LIST's user=."""
+    version, port = reference
+    if version != "7.4":
+        pytest.skip("compared with Redis 7.4 only (7.0's NOPERM texts name no user)")
+    _reset(rivulet.port, port)
+    ours = _bytes_name_run(rivulet.port)
+    theirs = _bytes_name_run(port)
+    assert any(_NAME in reply for reply in theirs[0])
+    assert ours == theirs

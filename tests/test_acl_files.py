@@ -14,7 +14,14 @@ import pytest
 import redis
 
 from tests.helpers import call_raw
-from tests.serverproc import ROOT, RawConnection, RedisProcess, ServerProcess, free_port
+from tests.serverproc import (
+    ROOT,
+    RawConnection,
+    RedisProcess,
+    ServerProcess,
+    free_port,
+    wait_for_port,
+)
 
 REDIS74 = os.environ.get("RIVULET_REDIS74", "/tmp/redis74/src/redis-server")
 
@@ -283,3 +290,72 @@ def test_config_rewrite_writes_users(tmp_path: Path) -> None:
             assert admin.acl_list() == listed
     finally:
         again.cleanup()
+
+
+class _ConfiguredRedis(RedisProcess):
+    """Redis 7.4 started with a config file (first, as redis-server wants it)."""
+
+    def __init__(self, config: Path) -> None:
+        super().__init__(binary=REDIS74)
+        self.config = config
+
+    def start(self, timeout: float = 15.0) -> RedisProcess:
+        self.proc = subprocess.Popen(
+            [self.binary, str(self.config), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--dir", self.dir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_port(self.port, self.proc, timeout)
+        return self
+
+
+_BYTES_USER = [b"ACL", b"SETUSER", b"\xffu\xc3(", b"on", b">p\xe9", b"~k\xfe*", b"&c\xff",
+               b"+get", b"(+set %R~\xf0x)"]
+
+
+def test_user_names_not_utf8_in_files_as_redis(tmp_path: Path) -> None:
+    """A user whose name, password, key and channel patterns are not UTF-8 is written by ACL
+    SAVE and CONFIG REWRITE as the same bytes Redis 7.4 writes, and read back by ACL LOAD and
+    at start-up to the same user."""
+    _need_redis74("the files written for users whose names are not UTF-8")
+    written = {}
+    listed = {}
+    for name, make in (("ours", ConfiguredServer), ("theirs", _ConfiguredRedis)):
+        conf = tmp_path / f"{name}.conf"
+        conf.write_bytes(b"user default on nopass ~* &* +@all\n")
+        acl = tmp_path / f"{name}.acl"
+        acl.write_bytes(b"")
+        proc = make(conf).start()
+        try:
+            with redis.Redis(port=proc.port) as r:
+                assert r.execute_command(*_BYTES_USER)
+                listed[name] = r.execute_command("ACL", "LIST")
+                assert r.config_rewrite()
+        finally:
+            proc.cleanup()
+        # The user lines (the rest of the file holds each server's own settings: its port...).
+        written[name] = b"".join(line for line in conf.read_bytes().splitlines(keepends=True)
+                                 if line.startswith(b"user "))
+        # Started again from them: the same users.
+        conf.write_bytes(written[name])
+        proc = make(conf).start()
+        try:
+            with redis.Redis(port=proc.port) as r:
+                assert r.execute_command("ACL", "LIST") == listed[name]
+        finally:
+            proc.cleanup()
+        # The same user through an ACL file: ACL SAVE, then ACL LOAD.
+        proc = (ServerProcess("--aclfile", str(acl)) if name == "ours"
+                else RedisProcess("--aclfile", str(acl), binary=REDIS74)).start()
+        try:
+            with redis.Redis(port=proc.port) as r:
+                r.execute_command(*_BYTES_USER)
+                assert r.execute_command("ACL", "SAVE")
+                r.execute_command("ACL", "DELUSER", _BYTES_USER[2])
+                assert r.execute_command("ACL", "LOAD")
+                assert r.execute_command("ACL", "LIST") == listed[name]
+        finally:
+            proc.cleanup()
+        written[name + " acl"] = acl.read_bytes()
+    assert b"user \xffu\xc3( on" in written["theirs"]
+    assert listed["ours"] == listed["theirs"]
+    assert written["ours"] == written["theirs"]
+    assert written["ours acl"] == written["theirs acl"]

@@ -50,7 +50,7 @@ class Acl:
         config = server.config
         requirepass = config["requirepass"]
         if requirepass:
-            self.set_default_password(requirepass.encode())
+            self.set_default_password(requirepass.encode("utf-8", "surrogateescape"))
         config.on_change("requirepass", self._requirepass_changed)
 
     # --- settings --------------------------------------------------------------------------
@@ -60,7 +60,7 @@ class Acl:
         return self.server.config["acl-pubsub-default"] == "allchannels"
 
     def _requirepass_changed(self, value: str) -> None:
-        self.set_default_password(value.encode() if value else None)
+        self.set_default_password(value.encode("utf-8", "surrogateescape") if value else None)
 
     def set_default_password(self, password: bytes | None) -> None:
         """ACLUpdateDefaultUserPassword: requirepass is the default user's one password."""
@@ -87,7 +87,7 @@ class Acl:
         merged, opened = merge_selector_args(args)
         if merged is None:
             return (f"Unmatched parenthesis in acl selector starting at "
-                    f"'{args[opened].decode('utf-8', 'replace')}'.")
+                    f"'{args[opened].decode('utf-8', 'surrogateescape')}'.")
         existing = self.users.get(name)
         staged = existing.clone() if existing is not None else User(name, self.pubsub_allchannels)
         allchannels = self.pubsub_allchannels
@@ -95,7 +95,7 @@ class Acl:
             try:
                 staged.apply(op, allchannels)
             except RuleError as exc:
-                return (f"Error in ACL SETUSER modifier '{op.decode('utf-8', 'replace')}': "
+                return (f"Error in ACL SETUSER modifier '{op.decode('utf-8', 'surrogateescape')}': "
                         f"{exc.message}")
         if existing is None:
             self.users[name] = staged
@@ -159,7 +159,7 @@ class Acl:
         from server.commands.client import client_info_line
         context = MULTI if client.multi is not None or client.in_exec else TOPLEVEL
         name = username if username is not None else client.acl_user.name
-        info = client_info_line(client, current_argv).encode()
+        info = client_info_line(client, current_argv).encode("utf-8", "surrogateescape")
         self.log.add(reason, context, obj, name, info, self.server.config["acllog-max-len"])
 
     def _close_revoked_subscribers(self, old: User, new: User, requester: Client | None) -> None:
@@ -197,12 +197,12 @@ class Acl:
                     user.apply(op, self.pubsub_allchannels)
                 except RuleError as exc:
                     raise AclStartupError(
-                        f"Error loading ACL rule '{op.decode('utf-8', 'replace')}' for the user "
-                        f"named '{name.decode('utf-8', 'replace')}': {exc.message}") from None
+                        f"Error loading ACL rule '{op.decode('utf-8', 'surrogateescape')}' for the user "
+                        f"named '{name.decode('utf-8', 'surrogateescape')}': {exc.message}") from None
             if not user.enabled:
                 log.info("The user '%s' is disabled (there is no 'on' modifier in the user "
                          "description). Make sure this is not a configuration error.",
-                         name.decode("utf-8", "replace"))
+                         name.decode("utf-8", "surrogateescape"))
         self.user_changed(self.default)
 
     def load_file(self, filename: str, requester: Client | None = None) -> str | None:
@@ -228,11 +228,11 @@ class Acl:
                 continue
             name = argv[1]
             if has_spaces(name):
-                errors += (f"'{filename}:{number}: username '{name.decode('utf-8', 'replace')}' "
+                errors += (f"'{filename}:{number}: username '{name.decode('utf-8', 'surrogateescape')}' "
                            "contains invalid characters. ")
                 continue
             if name in users:
-                errors += (f"WARNING: Duplicate user '{name.decode('utf-8', 'replace')}' found "
+                errors += (f"WARNING: Duplicate user '{name.decode('utf-8', 'surrogateescape')}' found "
                            f"on line {number}. ")
                 continue
             user = User(name, allchannels)
@@ -247,7 +247,7 @@ class Acl:
                 try:
                     user.apply(op, allchannels)
                 except RuleError as exc:
-                    text = op.decode("utf-8", "replace")
+                    text = op.decode("utf-8", "surrogateescape")
                     if exc.unknown:
                         errors += (f"{filename}:{number}: Error in applying operation '{text}': "
                                    f"{exc.message}. ")

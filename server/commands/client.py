@@ -103,7 +103,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"sub={sub} psub={psub} ssub={ssub} multi={len(queue) if queue is not None else -1} "
         f"watch={len(client.watched)} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
         f"multi-mem={multi_mem} rbs={_REPLY_BUFFER_SIZE} rbp=0 obl=0 oll=0 omem={pending} "
-        f"tot-mem={tot_mem} events={events} cmd={cmd} user={_text(client.acl_user.name)} redir=-1 "
+        f"tot-mem={tot_mem} events={events} cmd={cmd} user={client.acl_user.name.decode('utf-8', 'surrogateescape')} redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={_text(client.lib_name)} "
         f"lib-ver={_text(client.lib_ver)}"
     )
@@ -116,7 +116,7 @@ def _text(value: bytes) -> str:
 
 def _listing(client: Client, targets: list[Client], argv: list[bytes]) -> Verbatim:
     lines = [client_info_line(t, argv if t is client else None) + "\n" for t in targets]
-    return Verbatim("".join(lines).encode())
+    return Verbatim("".join(lines).encode("utf-8", "surrogateescape"))
 
 
 @command("client|id", 2, "noscript loading stale sentinel", group="connection", since="5.0.0",
@@ -169,7 +169,7 @@ def client_setinfo(client: Client, argv: list[bytes]) -> Any:
          summary="Returns information about the connection.", acl=("@connection",),
          tips=("nondeterministic_output",))
 def client_info(client: Client, argv: list[bytes]) -> Any:
-    return Verbatim((client_info_line(client, argv) + "\n").encode())
+    return Verbatim((client_info_line(client, argv) + "\n").encode("utf-8", "surrogateescape"))
 
 
 @command("client|list", -2, "admin noscript loading stale sentinel", group="connection",
@@ -277,7 +277,7 @@ def client_kill(client: Client, argv: list[bytes]) -> Any:
             elif option == b"user":
                 wanted_user = client.server.acl.users.get(value)
                 if wanted_user is None:
-                    return ErrorReply(f"ERR No such user '{value.decode('utf-8', 'replace')}'")
+                    return ErrorReply(f"ERR No such user '{value.decode('utf-8', 'surrogateescape')}'")
             elif option == b"skipme":
                 if value.lower() == b"yes":
                     skipme = True
