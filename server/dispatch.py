@@ -334,18 +334,30 @@ def reexecute(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     reprocessing of a blocked command): its reply, or BLOCKED when it would block again.
 
     Its call was counted when it first ran; this run adds its time, and a failure. The checks
-    that depend on the server's state are made again, as Redis's processCommand does.
+    that depend on the server's state are made again, as Redis's processCommand does for a
+    reprocessed command: the user's rules, maxmemory (keys are evicted as the policy says, and
+    a `denyoom` command such as BLMOVE is refused with -OOM while nothing can be evicted), a
+    refused write. A refused re-run is, as in Redis, a rejected call and no call at all: Redis
+    counts a blocking command when it completes, Rivulet when it first ran, so that count is
+    taken back.
     """
+    refused: ErrorReply | None = None
     if client.acl_limited:
         # The user's rules may have changed while it waited.
         refused = acl_refusal(client, cmd, argv)
         if refused is not None:
             cmd.rejected_calls += 1
-            return refused
-    write_error = client.server.write_error
-    if cmd.is_write and write_error is not None:
-        cmd.rejected_calls += 1
-        return ErrorReply(write_error)
+    if refused is None and client.keyspace.maxmemory:
+        refused = before_command(client, cmd)  # counts the rejected call itself
+    if refused is None:
+        write_error = client.server.write_error
+        if cmd.is_write and write_error is not None:
+            cmd.rejected_calls += 1
+            refused = ErrorReply(write_error)
+    if refused is not None:
+        cmd.calls -= 1
+        client.stats.commands_processed -= 1
+        return refused
     client.reprocessing = True
     try:
         return call(client, cmd, argv)
