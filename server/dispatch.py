@@ -244,7 +244,11 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
             or client.replica_checks
             or (cmd.is_write and server.write_error is not None)):
         return 0
-    if client.keyspace.maxmemory and not run_may_start(client, cmd):
+    # Under maxmemory, Redis checks before each call: a call that adds data may be the one
+    # that crosses the limit, and the next must then evict or be refused. Runs of such calls
+    # take the single path; a run of reads or removals changes nothing the check sees, after
+    # the eviction made before it.
+    if client.keyspace.maxmemory and (cmd.denyoom or not run_may_start(client, cmd)):
         return 0
     t0 = _clock()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]

@@ -391,3 +391,68 @@ def test_woken_blocked_command_checked_as_redis_74(ours, name, revoke):
     assert mine == theirs
     if name in ("blmove", "brpoplpush") and not revoke:
         assert mine[1] == OOM
+
+
+# --- pipelined runs crossing the limit ---------------------------------------------------------
+
+_VALUE = "v" * 2000
+RUNS = {
+    "xadd": lambda i: ("XADD", "s", "*", "f", _VALUE),
+    "hset": lambda i: ("HSET", "h", f"f{i}", _VALUE),
+    "rpush": lambda i: ("RPUSH", "l", _VALUE + str(i)),
+    "lpush": lambda i: ("LPUSH", "l", _VALUE + str(i)),
+    "sadd": lambda i: ("SADD", "st", _VALUE + str(i)),
+    "zadd": lambda i: ("ZADD", "z", str(i), _VALUE + str(i)),
+    "set": lambda i: ("SET", f"k{i}", _VALUE),
+}
+
+
+def _crossing(port: int, name: str, pipelined: bool, margin: int = 10000) -> list[bytes]:
+    """16 calls that add about 2 KB each, against a limit `margin` bytes above the data: each
+    call's reply, sent as one pipeline or one at a time."""
+    conn = RawConnection(port)
+    try:
+        call_raw(conn, "FLUSHALL")
+        call_raw(conn, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "1")
+        used = int(call_raw(conn, "INFO", "memory").split(b"used_memory:")[1].split(b"\r\n")[0])
+        call_raw(conn, "CONFIG", "SET", "maxmemory", str(used + margin))
+        calls = [RUNS[name](i) for i in range(16)]
+        if pipelined:
+            conn.send(b"".join(encode_command(*c) for c in calls))
+            replies = [read_reply(conn) for _ in calls]
+        else:
+            replies = [call_raw(conn, *c) for c in calls]
+        return [b"OOM" if r == OOM else b"ok" for r in replies]
+    finally:
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "0")
+        conn.close()
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_pipelined_run_crossing_the_limit_refused_call_by_call(ours, name):
+    """A pipeline of writes that crosses maxmemory (noeviction): the calls before the crossing
+    run, the one that crosses runs (it was checked before), every later one is refused, as
+    when each call is sent alone and as Redis does; although Rivulet runs pipelined XADD,
+    HSET, RPUSH... to one key as one batch."""
+    pipelined = _crossing(ours.port, name, True)
+    alone = _crossing(ours.port, name, False)
+    assert pipelined == alone
+    first_oom = pipelined.index(b"OOM")
+    assert 0 < first_oom and pipelined[first_oom:] == [b"OOM"] * (16 - first_oom)
+
+
+@pytest.mark.parametrize("name", ["xadd", "rpush"])
+def test_pipelined_crossing_shape_as_redis_74(name):
+    """The same pipeline against Redis 7.4: some calls run, then every one is refused (where it
+    crosses depends on each server's memory figure, which differ)."""
+    if not HAVE_74:
+        pytest.skip(f"no Redis 7.4 at {REDIS74}: the pipelined crossing was NOT run on Redis")
+    ref = RedisServer(REDIS74).start()
+    try:
+        # Redis counts the pipeline's 32 KB held in its query buffer too.
+        theirs = _crossing(ref.port, name, True, margin=50000)
+    finally:
+        ref.cleanup()
+    first_oom = theirs.index(b"OOM")
+    assert 0 < first_oom and theirs[first_oom:] == [b"OOM"] * (16 - first_oom)
