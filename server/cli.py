@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from server.acl.registry import declaration_error
+from server.command_table import load_handlers
 from server.config import DEPRECATED_NAMES, Config, ConfigValueError
 from server.listeners import ListenError
 from server.log import NOTICE, set_level, setup_logging
@@ -86,7 +88,8 @@ def build_config(argv: list[str]) -> Config:
     directives: list[tuple[str, list[str], str]] = []
     if config_file is not None:
         try:
-            with open(config_file, encoding="utf-8") as fh:
+            # Bytes that are not UTF-8 (in a user's name, a password) are kept as they are.
+            with open(config_file, encoding="utf-8", errors="surrogateescape") as fh:
                 directives += parse_config_lines(fh.read(), f"config file {config_file}")
         except OSError as exc:
             raise UsageError(f"Fatal error, can't open config file '{config_file}': {exc.strerror}") from None
@@ -95,6 +98,7 @@ def build_config(argv: list[str]) -> Config:
     # Each `save` line adds save points to those of the lines before it (the first one replaces
     # the defaults), as in redis.conf; `save ""` clears them.
     save_points: list[str] | None = None
+    declared: set[bytes] = set()
     for name, values, where in directives:
         if name == "save" and values not in ([], [""]):
             save_points = (save_points or []) + values
@@ -102,10 +106,16 @@ def build_config(argv: list[str]) -> Config:
         elif name == "save":
             save_points = []
         elif name == "user":
-            # Each line declares one user (Redis's ACLAppendUserForLoading).
+            # Each line declares one user, checked now as Redis checks it (its rules against
+            # the command table); loaded when the server starts.
             if not values:
-                raise UsageError(f"{where}\nwrong number of arguments")
-            config.user_lines.append([v.encode() for v in values])
+                raise UsageError(f"{where}\nBad directive or wrong number of arguments")
+            line = [v.encode("utf-8", "surrogateescape") for v in values]
+            load_handlers()
+            error = declaration_error(line, declared, config["acl-pubsub-default"] == "allchannels")
+            if error is not None:
+                raise UsageError(f"{where}\n{error}")
+            config.user_lines.append(line)
             continue
         param = config.lookup(name)
         if param is None and len(values) == 1 and name.lower() in DEPRECATED_NAMES:

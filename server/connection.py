@@ -83,6 +83,10 @@ class Client(asyncio.Protocol):
         self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.multi_error = False
         self.in_exec = False
+        # While EXEC runs: the transaction's queue and EXEC's argv. The client is still in MULTI
+        # for CLIENT LIST / ACL LOG (flags=x, multi=N), as in Redis, while `multi` is None.
+        self.exec_queue: list[tuple[Command, list[bytes]]] | None = None
+        self.exec_argv: list[bytes] | None = None
         # (db, key) -> whether the key was already logically expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False

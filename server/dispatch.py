@@ -147,6 +147,8 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
             cmd.rejected_calls += 1
             return ErrorReply("ERR Command not allowed inside a transaction")
         client.multi.append((cmd, argv))
+        # CLIENT LIST's cmd= names the command just queued, as Redis's lastcmd does.
+        client.last_command = cmd
         return QUEUED
     # Effects are suspended exactly while a file loads (persistence sets both): a field of a
     # compiled class, read before the attribute of the (uncompiled) Server.
@@ -164,22 +166,25 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
 
 
 def acl_refusal(client: Client, cmd: Command, argv: list[bytes],
-                in_exec: bool = False) -> ErrorReply | None:
+                exec_argv: list[bytes] | None = None) -> ErrorReply | None:
     """The NOPERM error when the client's user may not run argv (logged in ACL LOG), or None.
 
-    `in_exec`: the check EXEC repeats for each queued command, with its own text."""
+    `exec_argv`: EXEC's argv, for the check EXEC repeats for each queued command, with its own
+    text (the log's client-info then shows EXEC running, the client still in MULTI)."""
     from server.acl.check import DENIED_CHANNEL, DENIED_CMD, DENIED_KEY, OK, check_command, error_message
 
     user = client.acl_user
     result, index = check_command(user, cmd, argv)
     if result == OK:
         return None
-    # The refused command is the client's current one in ACL LOG's client-info (cmd=); inside
-    # EXEC that stays EXEC.
+    # The refused command is the client's current one in ACL LOG's client-info (cmd=,
+    # argv-mem=); inside EXEC that stays EXEC.
+    in_exec = exec_argv is not None
     if not in_exec:
         client.last_command = cmd
     client.server.acl.log_denial(client, result,
-                                 cmd.name.encode() if result == DENIED_CMD else argv[index])
+                                 cmd.name.encode() if result == DENIED_CMD else argv[index],
+                                 current_argv=exec_argv if in_exec else argv)
     if in_exec:
         reason = ("no permission to execute the command or subcommand" if result == DENIED_CMD
                   else "no permission to touch the specified keys" if result == DENIED_KEY
@@ -245,7 +250,11 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
             or client.replica_checks
             or (cmd.is_write and server.write_error is not None)):
         return 0
-    if client.keyspace.maxmemory and not run_may_start(client, cmd):
+    # Under maxmemory, Redis checks before each call: a call that adds data may be the one
+    # that crosses the limit, and the next must then evict or be refused. Runs of such calls
+    # take the single path; a run of reads or removals changes nothing the check sees, after
+    # the eviction made before it.
+    if client.keyspace.maxmemory and (cmd.denyoom or not run_may_start(client, cmd)):
         return 0
     t0 = _clock()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]
@@ -273,7 +282,9 @@ def propagate_effects(client: Client) -> None:
 
 def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a command that passed every check (also used by EXEC for queued commands)."""
-    client.last_command = cmd
+    if not client.in_exec:
+        # Inside EXEC, EXEC stays the current command (Redis's lastcmd).
+        client.last_command = cmd
     # CLIENT NO-TOUCH: the command's lookups leave the keys' access data alone, except TOUCH's.
     # Saved and restored because EXEC calls its queued commands through here.
     no_touch = client.no_touch
@@ -333,18 +344,30 @@ def reexecute(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     reprocessing of a blocked command): its reply, or BLOCKED when it would block again.
 
     Its call was counted when it first ran; this run adds its time, and a failure. The checks
-    that depend on the server's state are made again, as Redis's processCommand does.
+    that depend on the server's state are made again, as Redis's processCommand does for a
+    reprocessed command: the user's rules, maxmemory (keys are evicted as the policy says, and
+    a `denyoom` command such as BLMOVE is refused with -OOM while nothing can be evicted), a
+    refused write. A refused re-run is, as in Redis, a rejected call and no call at all: Redis
+    counts a blocking command when it completes, Rivulet when it first ran, so that count is
+    taken back.
     """
+    refused: ErrorReply | None = None
     if client.acl_limited:
         # The user's rules may have changed while it waited.
         refused = acl_refusal(client, cmd, argv)
         if refused is not None:
             cmd.rejected_calls += 1
-            return refused
-    write_error = client.server.write_error
-    if cmd.is_write and write_error is not None:
-        cmd.rejected_calls += 1
-        return ErrorReply(write_error)
+    if refused is None and client.keyspace.maxmemory:
+        refused = before_command(client, cmd)  # counts the rejected call itself
+    if refused is None:
+        write_error = client.server.write_error
+        if cmd.is_write and write_error is not None:
+            cmd.rejected_calls += 1
+            refused = ErrorReply(write_error)
+    if refused is not None:
+        cmd.calls -= 1
+        client.stats.commands_processed -= 1
+        return refused
     client.reprocessing = True
     try:
         return call(client, cmd, argv)

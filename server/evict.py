@@ -306,10 +306,9 @@ def _queued_denyoom(client: Client) -> bool:
 
 
 def run_may_start(client: Client, cmd: Command) -> bool:
-    """For a pipelined run of calls to one key (dispatch.execute_run): evict as before one
-    command, and whether the run may go ahead. It is checked once, before the run, so the run
-    may end over the limit; the next command evicts or is refused. When refused, each call goes
-    through `before_command` and gets its own -OOM."""
+    """For a pipelined run of calls that add no data (reads, pops: dispatch.execute_run): evict
+    as before one command; such a run is never refused, and cannot take memory over the limit
+    (runs of `denyoom` calls are not made while a limit is set)."""
     evictor: Evictor = client.server.evictor
     return evictor.perform() != EVICT_FAIL or not cmd.denyoom
 

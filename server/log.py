@@ -35,7 +35,14 @@ def setup_logging(level: str, logfile: str = "") -> logging.Logger:
     logger = logging.getLogger("rivulet")
     logger.handlers.clear()
     handler: logging.Handler
-    handler = logging.FileHandler(logfile) if logfile else logging.StreamHandler(sys.stdout)
+    # Names from clients (users, keys) are bytes shown as text with surrogateescape: the log
+    # gets their bytes as they came, as Redis writes them.
+    if logfile:
+        handler = logging.FileHandler(logfile, errors="surrogateescape")
+    else:
+        if hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(errors="surrogateescape")
+        handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(RedisFormatter())
     logger.addHandler(handler)
     logger.setLevel(LEVELS[level])

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.helpers import call_raw, read_reply, wait_blocked
+from tests.helpers import call_raw, encode_command, read_reply, wait_blocked
 from tests.serverproc import RawConnection, ServerProcess
 
 
@@ -341,3 +341,32 @@ def test_unrestricted_user(admin: redis.Redis, acl_server: ServerProcess) -> Non
     assert full.set("k", "v") and full.publish("c", "m") == 0
     assert admin.acl_dryrun("full", "flushall") == "OK"
     full.close()
+
+
+def test_pipelined_runs_checked_call_by_call(admin: redis.Redis,
+                                             acl_server: ServerProcess) -> None:
+    """Pipelined XADD / HSET / GET runs (which Rivulet may run as one batch) are checked one
+    call at a time for a restricted user: the same replies as when each is sent alone."""
+    admin.acl_setuser("pipe", enabled=True, passwords=["+pw"], keys=["orders:*"],
+                      commands=["+xadd", "+hset", "+get"])
+    script = ([("XADD", "orders:1", "1-%d" % i, "f", "v") for i in range(1, 4)]
+              + [("XADD", "other", "*", "f", "v")] * 2
+              + [("HSET", "orders:h", "f%d" % i, "v") for i in range(3)]
+              + [("GET", "orders:1"), ("GET", "other"), ("GET", "orders:x")])
+
+    def replies(pipelined: bool) -> list[bytes]:
+        admin.delete("orders:1", "orders:h")
+        conn = RawConnection(acl_server.port)
+        call_raw(conn, "AUTH", "pipe", "pw")
+        if pipelined:
+            conn.send(b"".join(encode_command(*c) for c in script))
+            out = [read_reply(conn) for _ in script]
+        else:
+            out = [call_raw(conn, *c) for c in script]
+        conn.close()
+        return out
+
+    pipelined = replies(True)
+    assert pipelined == replies(False)
+    assert pipelined[3] == b"-NOPERM No permissions to access a key\r\n"
+    assert pipelined[9] == b"-NOPERM No permissions to access a key\r\n"

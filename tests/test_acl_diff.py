@@ -361,3 +361,134 @@ def test_enforcement_as_redis(rivulet: ServerProcess, reference: tuple[str, int]
     if version == "7.4":  # INFO's acl_access_denied_* came with Redis 7.2
         assert {k: v - before_ours[k] for k, v in ours_denied.items()} == {
             k: v - before_theirs[k] for k, v in theirs_denied.items()}
+
+
+# --- ACL LOG's client-info: what the refused client was doing -------------------------------
+
+# Fields of client-info that say what the client was doing; the others are addresses, times
+# and sizes of Redis's own buffers.
+_INFO_FIELDS = ("name", "flags", "db", "sub", "psub", "ssub", "multi", "watch", "argv-mem",
+                "multi-mem", "cmd", "user", "redir", "resp", "lib-name", "lib-ver")
+CLIENT_INFO_SCRIPT = [
+    ("admin", "ACL SETUSER w on >pw ~a* +@all -del"),
+    ("w", "AUTH w pw"),
+    ("w", "AUTH w wrong"),
+    ("w", "GET zzzz"),
+    ("w", "DEL azzz"),
+    ("w", "MULTI"),
+    ("w", "SET b 2"),
+    ("w", "DISCARD"),
+    ("w", "WATCH a1"),
+    ("w", "MULTI"),
+    ("w", "SET a1 2"),
+    ("w", "GET a2"),
+    ("w", "CLIENT INFO"),
+    ("w", "SET a3 2"),
+    ("admin", "ACL SETUSER w -set"),
+    ("w", "EXEC"),
+    ("w", "MULTI"),
+    ("w", "GET a1"),
+    ("w", "PING"),
+    ("admin", "ACL SETUSER w resetkeys ~b*"),
+    ("w", "EXEC"),
+]
+
+
+def _info_fields(line: bytes) -> dict[str, bytes]:
+    pairs = dict(p.split(b"=", 1) for p in line.strip().split(b" "))
+    return {name: pairs[name.encode()] for name in _INFO_FIELDS}
+
+
+def _client_info_log(port: int) -> tuple[list[bytes], list]:
+    conns: dict[str, socket.socket] = {}
+    out = []
+    for who, line in CLIENT_INFO_SCRIPT:
+        if who not in conns:
+            conns[who] = socket.create_connection(("127.0.0.1", port))
+        conns[who].sendall(encode_command(*line.split()))
+        reply = _read_all(conns[who])
+        # CLIENT INFO inside EXEC: the fields that say what the client is doing.
+        out.append(re.sub(rb"\$\d+\r\nid=[^\n]*",
+                          lambda m: repr(_info_fields(m.group(0).split(b"\n", 1)[1])).encode(),
+                          reply))
+    for sock in conns.values():
+        sock.close()
+    with redis.Redis(port=port) as r:
+        log = plain(r).execute_command("ACL", "LOG")
+    entries = [[_field(e, f) for f in _LOG_FIELDS + [b"context"]]
+               + [_info_fields(_field(e, b"client-info"))] for e in log]
+    return out, entries
+
+
+def test_acl_log_client_info_as_redis(rivulet: ServerProcess,
+                                      reference: tuple[str, int]) -> None:
+    """The log's client-info of a refusal at top level (the refused command current, its
+    argv-mem), at queue time (in MULTI), at EXEC (still in MULTI with its queue, EXEC current)
+    and of a failed AUTH; and CLIENT INFO inside EXEC, as Redis 7.4 shows them."""
+    version, port = reference
+    if version != "7.4":
+        pytest.skip("client-info fields are compared with Redis 7.4 only")
+    _reset(rivulet.port, port)
+    ours, ours_log = _client_info_log(rivulet.port)
+    theirs, theirs_log = _client_info_log(port)
+    diffs = [(line, a, b) for (_who, line), a, b in zip(CLIENT_INFO_SCRIPT, ours, theirs,
+                                                        strict=True) if a != b]
+    assert diffs == []
+    assert len(theirs_log) >= 5
+    assert ours_log == theirs_log
+
+
+# --- user names that are not UTF-8 ----------------------------------------------------------
+
+_NAME = b"\xffu\xc3("
+BYTES_NAME_SCRIPT = [
+    ("admin", [b"ACL", b"SETUSER", _NAME, b"on", b">pw", b"+get", b"+set", b"+client|list",
+               b"~k*"]),
+    ("admin", [b"ACL", b"LIST"]),
+    ("admin", [b"ACL", b"USERS"]),
+    ("admin", [b"ACL", b"GETUSER", _NAME]),
+    ("admin", [b"ACL", b"DRYRUN", _NAME, b"set", b"x", b"1"]),
+    ("admin", [b"ACL", b"DRYRUN", _NAME, b"del", b"x"]),
+    ("admin", [b"ACL", b"DRYRUN", b"\xfe", b"del", b"x"]),
+    ("admin", [b"ACL", b"SETUSER", _NAME, b"bad\xferule"]),
+    ("admin", [b"ACL", b"SETUSER", b"a\xff b"]),
+    ("u", [b"AUTH", _NAME, b"bad"]),
+    ("u", [b"AUTH", _NAME, b"pw"]),
+    ("u", [b"SET", b"x", b"1"]),
+    ("u", [b"DEL", b"x"]),
+    ("u", [b"ACL", b"WHOAMI"]),
+    ("admin", [b"CLIENT", b"KILL", b"USER", b"\xfe"]),
+]
+
+
+def _bytes_name_run(port: int) -> tuple[list[bytes], list, list[bytes]]:
+    conns: dict[str, socket.socket] = {}
+    out = []
+    for who, argv in BYTES_NAME_SCRIPT:
+        if who not in conns:
+            conns[who] = socket.create_connection(("127.0.0.1", port))
+        conns[who].sendall(encode_command(*argv))
+        out.append(_read_all(conns[who]))
+    conns["admin"].sendall(encode_command(b"CLIENT", b"LIST"))
+    users = re.findall(rb" user=(\S+)", _read_all(conns["admin"]))
+    for sock in conns.values():
+        sock.close()
+    with redis.Redis(port=port) as r:
+        log = plain(r).execute_command("ACL", "LOG")
+    entries = [[_field(e, f) for f in _LOG_FIELDS]
+               + [_info_fields(_field(e, b"client-info"))["user"]] for e in log]
+    return out, entries, sorted(users)
+
+
+def test_user_names_not_utf8_as_redis(rivulet: ServerProcess,
+                                      reference: tuple[str, int]) -> None:
+    """A user name of any bytes is kept and shown as its bytes: ACL LIST, USERS, GETUSER, the
+    NOPERM and DRYRUN texts, errors that quote it, ACL LOG and CLIENT LIST's user=."""
+    version, port = reference
+    if version != "7.4":
+        pytest.skip("compared with Redis 7.4 only (7.0's NOPERM texts name no user)")
+    _reset(rivulet.port, port)
+    ours = _bytes_name_run(rivulet.port)
+    theirs = _bytes_name_run(port)
+    assert any(_NAME in reply for reply in theirs[0])
+    assert ours == theirs

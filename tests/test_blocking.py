@@ -378,7 +378,9 @@ def test_rerun_is_refused_while_writes_are(node: Node) -> None:
     node.server.write_error = "MISCONF Errors writing to the AOF file: No space left on device"
     node.settle()
     assert take(r) == b"-MISCONF Errors writing to the AOF file: No space left on device\r\n"
-    assert counters("xreadgroup") == (before[0], before[1] + 1, before[2])
+    # Redis 7.4 counts a blocking command when it completes: a refused re-run is a rejected
+    # call, and not a call (Rivulet counted it when it blocked, and takes that back).
+    assert counters("xreadgroup") == (before[0] - 1, before[1] + 1, before[2])
 
 
 def test_info_counts_keys_whose_deletion_reruns_a_client(node: Node) -> None:

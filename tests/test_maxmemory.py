@@ -9,12 +9,13 @@ send the same script to Rivulet and to a real redis-server and compare every rep
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import pytest
 import redis
 
-from tests.helpers import call_raw, encode_command, plain, read_reply
+from tests.helpers import call_raw, encode_command, plain, read_reply, wait_blocked
 from tests.replica_helpers import REDIS74, RedisServer
 from tests.serverproc import RawConnection
 
@@ -314,3 +315,144 @@ def test_used_memory_is_the_process_size_without_a_limit_and_the_data_with_one(o
     r.config_set("maxmemory", "0")
     mem = r.info("memory")
     assert mem["used_memory"] == pytest.approx(mem["used_memory_rss"], rel=0.05)
+
+
+# --- a blocked command woken while over the limit -------------------------------------------
+
+WOKEN = {
+    # denyoom: refused with -OOM when its key is served over the limit
+    "blmove": ("BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"),
+    "brpoplpush": ("BRPOPLPUSH", "src", "dst", "0"),
+    # not denyoom: runs
+    "blpop": ("BLPOP", "src", "0"),
+    "bzpopmin": ("BZPOPMIN", "zsrc", "0"),
+}
+
+
+def _wake_over_limit(port: int, blocking: tuple, revoke: bool) -> tuple:
+    """Park `blocking`, go over the limit (maxmemory 1, noeviction) or revoke the command from
+    its user, then make its key ready with RENAME (neither denyoom nor checked by the ACL of
+    the waiter): what the waiter gets, the keys after, its command's stats."""
+    admin = RawConnection(port)
+    waiter = RawConnection(port)
+    try:
+        call_raw(admin, "FLUSHALL")
+        call_raw(admin, "CONFIG", "RESETSTAT")
+        call_raw(admin, "RPUSH", "tmp", "v")
+        call_raw(admin, "ZADD", "ztmp", "1", "m")
+        call_raw(admin, "ACL", "SETUSER", "w", "on", "nopass", "~*", "+@all")
+        call_raw(waiter, "AUTH", "w", "x")
+        waiter.send(encode_command(*blocking))
+        with redis.Redis(port=port) as r:
+            wait_blocked(r, 1)
+        if revoke:
+            call_raw(admin, "ACL", "SETUSER", "w", "-" + blocking[0].lower())
+        else:
+            call_raw(admin, "CONFIG", "SET", "maxmemory", "1")
+        renamed = call_raw(admin, "RENAME", "ztmp" if blocking[1] == "zsrc" else "tmp",
+                           blocking[1])
+        reply = read_reply(waiter)
+        call_raw(admin, "CONFIG", "SET", "maxmemory", "0")
+        keys = call_raw(admin, "KEYS", "*")
+        name = blocking[0].lower()
+        stats = [line for line in call_raw(admin, "INFO", "commandstats").decode().split("\r\n")
+                 if line.startswith(f"cmdstat_{name}:")]
+        # Times differ by nature: calls, rejected and failed calls are compared.
+        counts = [re.sub(r"usec=\d+,usec_per_call=[\d.]+,", "", line) for line in stats]
+        errors = call_raw(admin, "INFO", "errorstats")
+        processed = call_raw(admin, "INFO", "stats").split(b"total_commands_processed:")[1]
+        return renamed, reply, sorted(read_keys(keys)), counts, errors, processed[:1]
+    finally:
+        call_raw(admin, "CONFIG", "SET", "maxmemory", "0")
+        call_raw(admin, "ACL", "DELUSER", "w")
+        admin.close()
+        waiter.close()
+
+
+def read_keys(reply: bytes) -> list[bytes]:
+    return [line for line in reply.split(b"\r\n")[1:] if line and line[:1] != b"$"]
+
+
+@pytest.mark.parametrize("revoke", [False, True], ids=["over_limit", "acl_revoked"])
+@pytest.mark.parametrize("name", sorted(WOKEN))
+def test_woken_blocked_command_checked_as_redis_74(ours, name, revoke):
+    """Redis 7.4 reprocesses a woken blocked command through processCommand: over the limit
+    a denyoom one (BLMOVE, BRPOPLPUSH) is refused with -OOM, others run; a command its user
+    lost is refused with NOPERM; a refused one counts as a rejected call and not as a call."""
+    if not HAVE_74:
+        pytest.skip(f"no Redis 7.4 at {REDIS74}: a blocked command woken over maxmemory was "
+                    "NOT compared")
+    ref = RedisServer(REDIS74).start()
+    try:
+        theirs = _wake_over_limit(ref.port, WOKEN[name], revoke)
+    finally:
+        ref.cleanup()
+    mine = _wake_over_limit(ours.port, WOKEN[name], revoke)
+    assert mine == theirs
+    if name in ("blmove", "brpoplpush") and not revoke:
+        assert mine[1] == OOM
+
+
+# --- pipelined runs crossing the limit ---------------------------------------------------------
+
+_VALUE = "v" * 2000
+RUNS = {
+    "xadd": lambda i: ("XADD", "s", "*", "f", _VALUE),
+    "hset": lambda i: ("HSET", "h", f"f{i}", _VALUE),
+    "rpush": lambda i: ("RPUSH", "l", _VALUE + str(i)),
+    "lpush": lambda i: ("LPUSH", "l", _VALUE + str(i)),
+    "sadd": lambda i: ("SADD", "st", _VALUE + str(i)),
+    "zadd": lambda i: ("ZADD", "z", str(i), _VALUE + str(i)),
+    "set": lambda i: ("SET", f"k{i}", _VALUE),
+}
+
+
+def _crossing(port: int, name: str, pipelined: bool, margin: int = 10000) -> list[bytes]:
+    """16 calls that add about 2 KB each, against a limit `margin` bytes above the data: each
+    call's reply, sent as one pipeline or one at a time."""
+    conn = RawConnection(port)
+    try:
+        call_raw(conn, "FLUSHALL")
+        call_raw(conn, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "1")
+        used = int(call_raw(conn, "INFO", "memory").split(b"used_memory:")[1].split(b"\r\n")[0])
+        call_raw(conn, "CONFIG", "SET", "maxmemory", str(used + margin))
+        calls = [RUNS[name](i) for i in range(16)]
+        if pipelined:
+            conn.send(b"".join(encode_command(*c) for c in calls))
+            replies = [read_reply(conn) for _ in calls]
+        else:
+            replies = [call_raw(conn, *c) for c in calls]
+        return [b"OOM" if r == OOM else b"ok" for r in replies]
+    finally:
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "0")
+        conn.close()
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_pipelined_run_crossing_the_limit_refused_call_by_call(ours, name):
+    """A pipeline of writes that crosses maxmemory (noeviction): the calls before the crossing
+    run, the one that crosses runs (it was checked before), every later one is refused, as
+    when each call is sent alone and as Redis does; although Rivulet runs pipelined XADD,
+    HSET, RPUSH... to one key as one batch."""
+    pipelined = _crossing(ours.port, name, True)
+    alone = _crossing(ours.port, name, False)
+    assert pipelined == alone
+    first_oom = pipelined.index(b"OOM")
+    assert 0 < first_oom and pipelined[first_oom:] == [b"OOM"] * (16 - first_oom)
+
+
+@pytest.mark.parametrize("name", ["xadd", "rpush"])
+def test_pipelined_crossing_shape_as_redis_74(name):
+    """The same pipeline against Redis 7.4: some calls run, then every one is refused (where it
+    crosses depends on each server's memory figure, which differ)."""
+    if not HAVE_74:
+        pytest.skip(f"no Redis 7.4 at {REDIS74}: the pipelined crossing was NOT run on Redis")
+    ref = RedisServer(REDIS74).start()
+    try:
+        # Redis counts the pipeline's 32 KB held in its query buffer too.
+        theirs = _crossing(ref.port, name, True, margin=50000)
+    finally:
+        ref.cleanup()
+    first_oom = theirs.index(b"OOM")
+    assert 0 < first_oom and theirs[first_oom:] == [b"OOM"] * (16 - first_oom)

@@ -139,11 +139,11 @@ def channel_permitted(user: User, channel: bytes, is_pattern: bool) -> bool:
 
 def error_message(result: int, user: User, cmd: Command, value: bytes, verbose: bool) -> str:
     """getAclErrorMessage: the text after NOPERM (verbose: ACL DRYRUN's)."""
-    name = user.name.decode("utf-8", "replace")
+    name = user.name.decode("utf-8", "surrogateescape")
     if result == DENIED_CMD:
         return f"User {name} has no permissions to run the '{cmd.name}' command"
     what = "key" if result == DENIED_KEY else "channel"
     if verbose:
         return (f"User {name} has no permissions to access the "
-                f"'{value.decode('utf-8', 'replace')}' {what}")
+                f"'{value.decode('utf-8', 'surrogateescape')}' {what}")
     return f"No permissions to access a {what}"

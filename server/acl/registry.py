@@ -50,7 +50,7 @@ class Acl:
         config = server.config
         requirepass = config["requirepass"]
         if requirepass:
-            self.set_default_password(requirepass.encode())
+            self.set_default_password(requirepass.encode("utf-8", "surrogateescape"))
         config.on_change("requirepass", self._requirepass_changed)
 
     # --- settings --------------------------------------------------------------------------
@@ -60,7 +60,7 @@ class Acl:
         return self.server.config["acl-pubsub-default"] == "allchannels"
 
     def _requirepass_changed(self, value: str) -> None:
-        self.set_default_password(value.encode() if value else None)
+        self.set_default_password(value.encode("utf-8", "surrogateescape") if value else None)
 
     def set_default_password(self, password: bytes | None) -> None:
         """ACLUpdateDefaultUserPassword: requirepass is the default user's one password."""
@@ -87,7 +87,7 @@ class Acl:
         merged, opened = merge_selector_args(args)
         if merged is None:
             return (f"Unmatched parenthesis in acl selector starting at "
-                    f"'{args[opened].decode('utf-8', 'replace')}'.")
+                    f"'{args[opened].decode('utf-8', 'surrogateescape')}'.")
         existing = self.users.get(name)
         staged = existing.clone() if existing is not None else User(name, self.pubsub_allchannels)
         allchannels = self.pubsub_allchannels
@@ -95,7 +95,7 @@ class Acl:
             try:
                 staged.apply(op, allchannels)
             except RuleError as exc:
-                return (f"Error in ACL SETUSER modifier '{op.decode('utf-8', 'replace')}': "
+                return (f"Error in ACL SETUSER modifier '{op.decode('utf-8', 'surrogateescape')}': "
                         f"{exc.message}")
         if existing is None:
             self.users[name] = staged
@@ -141,22 +141,25 @@ class Acl:
         client.auth_flag = authenticated
         client.set_authenticated(authenticated or self.default_open)
 
-    def authenticate(self, client: Client, username: bytes, password: bytes, argv0: bytes) -> bool:
-        """ACLAuthenticateUser: on success client is that user; a failure is logged."""
+    def authenticate(self, client: Client, username: bytes, password: bytes,
+                     argv: list[bytes]) -> bool:
+        """ACLAuthenticateUser: on success client is that user; a failure is logged (its
+        object is the command's name as sent, AUTH or HELLO)."""
         user = self.users.get(username)
         if user is not None and user.check_password(password):
             self.attach(client, user, authenticated=True)
             return True
-        self.log_denial(client, 3, argv0, username)
+        self.log_denial(client, 3, argv[0], username, argv)
         return False
 
     def log_denial(self, client: Client, reason: int, obj: bytes,
-                   username: bytes | None = None) -> None:
+                   username: bytes | None = None,
+                   current_argv: list[bytes] | None = None) -> None:
         from server.acl.log import MULTI, TOPLEVEL
         from server.commands.client import client_info_line
         context = MULTI if client.multi is not None or client.in_exec else TOPLEVEL
         name = username if username is not None else client.acl_user.name
-        info = client_info_line(client).encode()
+        info = client_info_line(client, current_argv).encode("utf-8", "surrogateescape")
         self.log.add(reason, context, obj, name, info, self.server.config["acllog-max-len"])
 
     def _close_revoked_subscribers(self, old: User, new: User, requester: Client | None) -> None:
@@ -175,37 +178,31 @@ class Acl:
     # --- files -----------------------------------------------------------------------------
 
     def load_config_users(self, lines: list[list[bytes]]) -> None:
-        """The `user` lines of the config file (ACLAppendUserForLoading, then
-        ACLLoadConfiguredUsers); AclStartupError with what Redis logs."""
-        seen: set[bytes] = set()
+        """The `user` lines of the config file, checked when the file was read
+        (`declaration_error`): ACLLoadConfiguredUsers, AclStartupError with what Redis logs (a
+        command or category unknown, a name with spaces)."""
         for line in lines:
             name = line[0]
-            if name in seen:
-                raise AclStartupError(f"Error in user declaration '{name.decode()}': {EALREADY}")
-            seen.add(name)
-            merged, _opened = merge_selector_args(line[1:])
-            if merged is None:
-                raise AclStartupError(
-                    f"Error in user declaration '{name.decode()}': Unmatched parenthesis")
             if has_spaces(name):
                 raise AclStartupError("Spaces not allowed in ACL usernames")
+            merged, _opened = merge_selector_args(line[1:])
             user = self.users.get(name)
             if user is None:
                 user = User(name, self.pubsub_allchannels)
                 self.users[name] = user
             else:
                 user.apply(b"reset", self.pubsub_allchannels)
-            for op in merged:
+            for op in merged or ():
                 try:
                     user.apply(op, self.pubsub_allchannels)
                 except RuleError as exc:
                     raise AclStartupError(
-                        f"Error loading ACL rule '{op.decode('utf-8', 'replace')}' for the user "
-                        f"named '{name.decode('utf-8', 'replace')}': {exc.message}") from None
+                        f"Error loading ACL rule '{op.decode('utf-8', 'surrogateescape')}' for the user "
+                        f"named '{name.decode('utf-8', 'surrogateescape')}': {exc.message}") from None
             if not user.enabled:
                 log.info("The user '%s' is disabled (there is no 'on' modifier in the user "
                          "description). Make sure this is not a configuration error.",
-                         name.decode("utf-8", "replace"))
+                         name.decode("utf-8", "surrogateescape"))
         self.user_changed(self.default)
 
     def load_file(self, filename: str, requester: Client | None = None) -> str | None:
@@ -222,20 +219,20 @@ class Acl:
             line = raw.strip(b" \t\r\n")
             if not line:
                 continue
-            argv = [a for a in line.split(b" ") if a]
-            if not argv:
-                continue
+            # Split at each space, as Redis's sdssplitlen: two spaces make an empty word (an
+            # empty user name, or an empty rule, which does nothing).
+            argv = line.split(b" ")
             if argv[0] != b"user" or len(argv) < 2:
                 errors += (f"{filename}:{number} should start with user keyword followed by the "
                            "username. ")
                 continue
             name = argv[1]
             if has_spaces(name):
-                errors += (f"'{filename}:{number}: username '{name.decode('utf-8', 'replace')}' "
+                errors += (f"'{filename}:{number}: username '{name.decode('utf-8', 'surrogateescape')}' "
                            "contains invalid characters. ")
                 continue
             if name in users:
-                errors += (f"WARNING: Duplicate user '{name.decode('utf-8', 'replace')}' found "
+                errors += (f"WARNING: Duplicate user '{name.decode('utf-8', 'surrogateescape')}' found "
                            f"on line {number}. ")
                 continue
             user = User(name, allchannels)
@@ -250,7 +247,7 @@ class Acl:
                 try:
                     user.apply(op, allchannels)
                 except RuleError as exc:
-                    text = op.decode("utf-8", "replace")
+                    text = op.decode("utf-8", "surrogateescape")
                     if exc.unknown:
                         errors += (f"{filename}:{number}: Error in applying operation '{text}': "
                                    f"{exc.message}. ")
@@ -320,11 +317,46 @@ class Acl:
         if aclfile and config_users:
             raise AclStartupError(BOTH_FILE_AND_USERS)
         if config_users:
-            self.load_config_users(config_users)
+            try:
+                self.load_config_users(config_users)
+            except AclStartupError as exc:
+                log.warning("%s", exc)
+                raise AclStartupError("Critical error while loading ACLs. Exiting.") from None
         if aclfile:
             errors = self.load_file(aclfile)
             if errors is not None:
                 raise AclStartupError(f"Aborting Redis startup because of ACL errors: {errors}")
+
+
+def declaration_error(line: list[bytes], seen: set[bytes], allchannels: bool) -> str | None:
+    """A config file's `user` line (name, then rules) as Redis checks it while reading the file
+    (ACLAppendUserForLoading): None, or the error that stops the server. A rule naming an
+    unknown command or category passes here (it fails when the users load). The rules go to
+    a scratch user; `seen` collects the names declared so far.
+
+    The quoted word is Redis's: the line's word at the index of the failing rule counted from
+    the first rule (`user`, the name, the first rules...), which is what Redis 7.4 prints."""
+    words = [b"user", *line]
+    name = line[0]
+    if name in seen:
+        return f"Error in user declaration '{_text(words[1])}': {EALREADY}"
+    merged, opened = merge_selector_args(line[1:])
+    if merged is None:
+        # Redis's text then depends on an errno nothing set: "Wrong format".
+        return f"Error in user declaration '{_text(words[opened])}': Wrong format"
+    scratch = User(name, allchannels)
+    for index, op in enumerate(merged):
+        try:
+            scratch.apply(op, allchannels)
+        except RuleError as exc:
+            if not exc.unknown:
+                return f"Error in user declaration '{_text(words[index])}': {exc.message}"
+    seen.add(name)
+    return None
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
 
 
 def _subscribed_elsewhere(client: Client, upcoming: list[bytes]) -> bool:

@@ -29,7 +29,7 @@ _ALL_NODES = ("request_policy:all_nodes", "response_policy:all_succeeded")
 
 
 def _text(value: bytes) -> str:
-    return value.decode("utf-8", "replace")
+    return value.decode("utf-8", "surrogateescape")
 
 
 @command("acl|setuser", -3, _FLAGS, group="server", since="6.0.0", tips=_ALL_NODES,
@@ -207,7 +207,7 @@ def acl_dryrun(client: Client, argv: list[bytes]) -> Any:
         return ErrorReply(f"ERR wrong number of arguments for '{cmd.name}' command")
     result, index = check_command(user, cmd, target)
     if result != ACL_OK:
-        return error_message(result, user, cmd, target[index], True).encode()
+        return error_message(result, user, cmd, target[index], True).encode("utf-8", "surrogateescape")
     return OK
 
 

@@ -28,6 +28,8 @@ _TYPES = {b"normal": "normal", b"master": "master", b"replica": "replica", b"sla
 # Redis's reply buffer starts at this usable size (PROTO_REPLY_CHUNK_BYTES is shrunk to it when
 # idle); we have no such buffer, so CLIENT LIST shows the size an idle Redis client shows.
 _REPLY_BUFFER_SIZE = 1024
+# sizeof(robj*): what Redis counts per queued argument besides its bytes (multi-mem).
+_POINTER = 8
 
 container("client", group="connection", since="2.4.0",
           summary="A container for client connection commands.", flags="sentinel")
@@ -54,7 +56,7 @@ def _flags(client: Client) -> str:
         flags += "M"
     if kind == "pubsub":
         flags += "P"
-    if client.multi is not None:
+    if client.multi is not None or client.exec_queue is not None:
         flags += "x"
     if client.blocked is not None:
         flags += "b"
@@ -79,8 +81,13 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
     # qbuf: bytes received and not yet run (held while blocked, the parser's unparsed tail, the
     # parsed commands waiting behind a block). Held exactly, with no spare room: qbuf-free=0.
     qbuf = client.query_buffer_size()
+    # Inside EXEC the client is still in MULTI and EXEC is its current command, as in Redis.
+    queue = client.multi if client.multi is not None else client.exec_queue
+    if client.exec_argv is not None:
+        current_argv = client.exec_argv
     argv_mem = sum(len(a) for a in current_argv) if current_argv else 0
-    multi_mem = sum(len(a) for _cmd, argv in client.multi for a in argv) if client.multi else 0
+    # Redis's mstate.argv_len_sums: each queued command's argument bytes and its argv array.
+    multi_mem = sum(len(a) + _POINTER for _cmd, argv in queue for a in argv) if queue else 0
     tot_mem = _REPLY_BUFFER_SIZE + qbuf + argv_mem + multi_mem + pending
     cmd = client.last_command.name if client.last_command is not None else "NULL"
     events = "r" if not client.closed else ""
@@ -93,10 +100,10 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} "
         f"name={_text(client.name)} age={int(now - client.created)} "
         f"idle={int(now - client.last_interaction)} flags={_flags(client)} db={client.db.index} "
-        f"sub={sub} psub={psub} ssub={ssub} multi={len(client.multi) if client.multi is not None else -1} "
+        f"sub={sub} psub={psub} ssub={ssub} multi={len(queue) if queue is not None else -1} "
         f"watch={len(client.watched)} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
         f"multi-mem={multi_mem} rbs={_REPLY_BUFFER_SIZE} rbp=0 obl=0 oll=0 omem={pending} "
-        f"tot-mem={tot_mem} events={events} cmd={cmd} user={_text(client.acl_user.name)} redir=-1 "
+        f"tot-mem={tot_mem} events={events} cmd={cmd} user={client.acl_user.name.decode('utf-8', 'surrogateescape')} redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={_text(client.lib_name)} "
         f"lib-ver={_text(client.lib_ver)}"
     )
@@ -109,7 +116,7 @@ def _text(value: bytes) -> str:
 
 def _listing(client: Client, targets: list[Client], argv: list[bytes]) -> Verbatim:
     lines = [client_info_line(t, argv if t is client else None) + "\n" for t in targets]
-    return Verbatim("".join(lines).encode())
+    return Verbatim("".join(lines).encode("utf-8", "surrogateescape"))
 
 
 @command("client|id", 2, "noscript loading stale sentinel", group="connection", since="5.0.0",
@@ -162,7 +169,7 @@ def client_setinfo(client: Client, argv: list[bytes]) -> Any:
          summary="Returns information about the connection.", acl=("@connection",),
          tips=("nondeterministic_output",))
 def client_info(client: Client, argv: list[bytes]) -> Any:
-    return Verbatim((client_info_line(client, argv) + "\n").encode())
+    return Verbatim((client_info_line(client, argv) + "\n").encode("utf-8", "surrogateescape"))
 
 
 @command("client|list", -2, "admin noscript loading stale sentinel", group="connection",
@@ -270,7 +277,7 @@ def client_kill(client: Client, argv: list[bytes]) -> Any:
             elif option == b"user":
                 wanted_user = client.server.acl.users.get(value)
                 if wanted_user is None:
-                    return ErrorReply(f"ERR No such user '{value.decode('utf-8', 'replace')}'")
+                    return ErrorReply(f"ERR No such user '{value.decode('utf-8', 'surrogateescape')}'")
             elif option == b"skipme":
                 if value.lower() == b"yes":
                     skipme = True

@@ -274,7 +274,8 @@ def rewrite_config_file(config: Config, path: str, users: list[str] | None = Non
     the first `user` line; none when the users live in an ACL file)."""
     users = users or []
     try:
-        with open(path, encoding="utf-8") as fh:
+        # Bytes that are not UTF-8 (a user's name) are kept as they are, both ways.
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             old_lines = fh.read().splitlines()
     except FileNotFoundError:
         old_lines = []
@@ -314,7 +315,7 @@ def rewrite_config_file(config: Config, path: str, users: list[str] | None = Non
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="temp-rewriteconfig-", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
             fh.write("\n".join(out) + "\n")
         if os.path.exists(path):
             os.chmod(tmp, os.stat(path).st_mode & 0o777)

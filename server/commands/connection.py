@@ -86,7 +86,7 @@ def auth(client: Client, argv: list[bytes]) -> Any:
         username, password = b"default", argv[1]
     else:
         username, password = argv[1], argv[2]
-    if not acl.authenticate(client, username, password, argv[0]):
+    if not acl.authenticate(client, username, password, argv):
         return WRONGPASS
     return OK
 
@@ -126,7 +126,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
         else:
             return ErrorReply(f"ERR Syntax error in HELLO option '{argv[i].decode('utf-8', 'replace')}'")
     if username is not None:
-        if not client.server.acl.authenticate(client, username, password or b"", argv[0]):
+        if not client.server.acl.authenticate(client, username, password or b"", argv):
             return WRONGPASS
     if not client.authenticated:
         return ErrorReply(

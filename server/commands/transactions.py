@@ -65,10 +65,12 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
     replies: list[Any] = []
     server = client.server
     client.in_exec = True
+    client.exec_queue = queued
+    client.exec_argv = argv
     try:
         for cmd, cmd_argv in queued:
             if client.acl_limited:
-                refused = acl_refusal(client, cmd, cmd_argv, in_exec=True)
+                refused = acl_refusal(client, cmd, cmd_argv, exec_argv=argv)
                 if refused is not None:
                     server.stats.count_error(refused.message)
                     replies.append(refused)
@@ -82,6 +84,8 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
             replies.append(reply)
     finally:
         client.in_exec = False
+        client.exec_queue = None
+        client.exec_argv = None
         # What the commands wrote leaves when EXEC ends, as one MULTI ... EXEC.
         client.effects.end_transaction()
     return replies
