@@ -66,6 +66,7 @@ COMPILED = [
     "server/commands/runs.py",
     "server/commands/lists_blocking.py",
     "server/commands/bits.py",
+    "server/popcounts.py",
     "server/commands/lcs.py",
     "zsets/order.py",
     "zsets/__init__.py",

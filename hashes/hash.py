@@ -87,22 +87,47 @@ def unpack(data: bytes) -> list[bytes]:
     return out
 
 
-def pack(flat: list[bytes]) -> bytes:
-    if not flat:
+def pack(flat: list[bytes], start: int = 0) -> bytes:
+    """The items flat[start:] packed."""
+    count = len(flat) - start
+    if count <= 0:
         return b""
-    count = len(flat)
     if count < _LONG:
-        try:
-            lengths = bytes(map(len, flat))  # ValueError past 255
-        except ValueError:
-            lengths = b"\xff"
-        if _LONG not in lengths:
-            return b"".join((_COUNT[count], lengths, b"".join(flat)))
+        lengths: list[int] = []
+        for i in range(start, start + count):
+            n = len(flat[i])
+            if n >= _LONG:
+                break
+            lengths.append(n)
+        if len(lengths) == count:
+            return b"".join((_COUNT[count], bytes(lengths), b"".join(flat[start:] if start else flat)))
     parts: list[bytes] = [b"\xff"]
-    for item in flat:
+    for i in range(start, start + count):
+        item = flat[i]
         parts.append(_prefix(len(item)))
         parts.append(item)
     return b"".join(parts)
+
+
+def _same_fields(old: bytes, new: bytes) -> bool:
+    """Whether two packed hashes of the short form hold the same fields in the same order (their
+    values may differ): compared in place, without unpacking either."""
+    count = new[0]
+    if count == _LONG or old[0] != count:
+        return False
+    po = pn = count + 1
+    for i in range(1, count + 1):
+        lo = old[i]
+        ln = new[i]
+        if i & 1:  # items 0, 2, 4...: the fields
+            if lo != ln:
+                return False
+            for k in range(lo):
+                if old[po + k] != new[pn + k]:
+                    return False
+        po += lo
+        pn += ln
+    return True
 
 
 def _get_long(data: bytes, field: bytes) -> bytes | None:
@@ -258,17 +283,19 @@ class Hash:
             if not self.table and len(data) > max_entries:
                 self.table = True
             return created
+        if data and data[0] == end - start and (end - start) % 2 == 0:
+            # Every field rewritten in its order (a record saved whole) is the common update:
+            # then the command's own pairs, packed, are the new content.
+            packed = pack(flat, start)
+            if _same_fields(data, packed):
+                if ttl and not keep_ttl:
+                    for j in range(start, end - 1, 2):
+                        ttl.pop(flat[j], None)
+                self.data = packed
+                return 0
         # Packed: edit the unpacked list (list searches run in C), then pack it again.
         items = unpack(data)
         fields = items[0::2]
-        if (end - start) % 2 == 0 and fields == flat[start::2]:
-            # Every field rewritten in its order (a record saved whole): the command's own pairs
-            # are the new content.
-            if ttl and not keep_ttl:
-                for field in fields:
-                    ttl.pop(field, None)
-            self.data = pack(flat[start:]) if start else pack(flat)
-            return 0
         for j in range(start, end - 1, 2):
             field = flat[j]
             if field in fields:

@@ -1,6 +1,12 @@
 """The keyspace: numbered databases of keys, their expiry times, and the signals writes emit.
 
 Values are plain Python objects typed by class: `bytes` is a string, `streams.Stream` a stream.
+A string that commands edit in place (SETBIT, SETRANGE, APPEND, BITFIELD) is held as a
+`bytearray` while they do: each edit changes a byte or a few instead of copying the whole
+value. Only those commands and the readers that compute from the bytes (`get_str`) see the
+buffer; every other lookup (`get`, `peek`) turns it back into `bytes` first, so the rest of the
+server only ever meets immutable strings, and the code that walks `data` directly (snapshots,
+OBJECT, MEMORY USAGE) knows the buffer as a string type of its own (`server/value_types.py`).
 Every write goes through `Database.signal_modified` (WATCH invalidation, change counter) and, for
 keys that blocked clients wait on, `Keyspace.signal_ready` — the stream code never wakes clients
 itself, as in Redis where t_stream.c only signals and blocked.c serves.
@@ -25,7 +31,7 @@ WRONGTYPE = ErrorReply("WRONGTYPE Operation against a key holding the wrong kind
 
 # Type name of each value class, as TYPE and SCAN TYPE report them. Modules that introduce a
 # value type register it here.
-TYPE_NAMES: dict[type, bytes] = {bytes: b"string"}
+TYPE_NAMES: dict[type, bytes] = {bytes: b"string", bytearray: b"string"}
 
 
 def now_ms() -> int:
@@ -85,11 +91,13 @@ class Database:
     def get(self, key: bytes) -> Any:
         """The live value of key, or None. Expired keys are deleted on access (lazy expiry).
         Counts as an access to the key (OBJECT IDLETIME / FREQ) unless touching is off."""
-        value = self.data.get(key)
+        value: Any = self.data.get(key)
         if value is not None:
             if self.expires and key in self.expires:
                 if self.expires[key] <= now_ms() and self._expired_on_lookup(key):
                     return None
+            if type(value) is bytearray:
+                value = self._freeze(key, value)
             ks = self.keyspace
             if ks.touch_mode == TOUCH_LRU:
                 if type(value) is bytes:
@@ -105,7 +113,7 @@ class Database:
         value = self.data.get(key)
         if value is None:
             return None
-        if type(value) is bytes:
+        if type(value) is bytes or type(value) is bytearray:
             return self.access.get(key)
         lru: int = value.lru
         return lru
@@ -116,7 +124,7 @@ class Database:
             self._store_access(key, value, access)
 
     def _store_access(self, key: bytes, value: Any, access: int) -> None:
-        if type(value) is bytes:
+        if type(value) is bytes or type(value) is bytearray:
             self.access[key] = access
         else:
             value.lru = access
@@ -128,6 +136,8 @@ class Database:
         if value is not None and self.expires and key in self.expires:
             if self.expires[key] <= now_ms() and self._expired_on_lookup(key):
                 return None
+        if type(value) is bytearray:
+            return self._freeze(key, value)
         return value
 
     def _expired_on_lookup(self, key: bytes) -> bool:
@@ -139,6 +149,65 @@ class Database:
             self.expire_now(key)
             return True
         return mode == EXPIRY_HIDE
+
+    # --- strings edited in place ------------------------------------------------------------
+
+    def _freeze(self, key: bytes, buffer: bytearray) -> Any:
+        """A string buffer back to `bytes`, for a lookup whose caller may keep the value."""
+        value = bytes(buffer)
+        self.data[key] = value
+        return value
+
+    def get_str(self, key: bytes) -> bytes | bytearray | None:
+        """`get_typed(key, bytes)` that leaves a string being edited in place as its buffer:
+        for the commands that edit it and the readers that only compute from its bytes (and
+        keep nothing of it)."""
+        value = self.data.get(key)
+        if type(value) is not bytearray:
+            found = self.get(key)
+            if found is not None and type(found) is not bytes:
+                raise WRONGTYPE
+            return found  # type: ignore[no-any-return]
+        if self.expires and key in self.expires:
+            if self.expires[key] <= now_ms() and self._expired_on_lookup(key):
+                return None
+        ks = self.keyspace
+        if ks.touch_mode == TOUCH_LRU:
+            self.access[key] = ks.lru_clock
+        elif ks.touch_mode == TOUCH_LFU:
+            self.access[key] = ks.lfu_touched(self.access.get(key))
+        return value  # type: ignore[no-any-return]
+
+    def read_str(self, key: bytes) -> bytes | bytearray | None:
+        """`get_str` for a read command: counted as a hit or a miss, as `read_typed`."""
+        value = self.data.get(key)
+        if type(value) is not bytearray:
+            found = self.read(key)
+            if found is not None and type(found) is not bytes:
+                raise WRONGTYPE
+            return found  # type: ignore[no-any-return]
+        found = self.get_str(key)
+        self._count_read(key, found)
+        return found
+
+    def string_buffer(self, key: bytes, value: bytes | bytearray) -> bytearray:
+        """The live string value of key (as `get_str` returned it) as a buffer to edit in place:
+        copied once when it is `bytes`. The content is unchanged, so nothing is signalled; the
+        editing command calls `string_edited`. Redis edits its own unshared raw copy, which
+        OBJECT ENCODING reports from then on."""
+        if type(value) is bytearray:
+            return value
+        buffer = bytearray(value)
+        self.data[key] = buffer
+        self.encodings[key] = b"raw"
+        return buffer
+
+    def string_edited(self, key: bytes, grown: int) -> None:
+        """A string buffer was edited in place (`grown` bytes longer): the change signals of
+        `set`, without replacing the value."""
+        if grown:
+            self.keyspace.dataset_bytes += grown
+        self.signal_modified(key)
 
     def get_typed(self, key: bytes, cls: type) -> Any:
         """The value if it is of class `cls`, None when missing; WRONGTYPE otherwise."""
@@ -226,13 +295,15 @@ class Database:
         # Strings are counted in the memory figure here, the other types when it is read
         # (server/used_memory.py): a string's size is known at once, and never changes.
         ks = self.keyspace
-        if type(value) is bytes:
+        new_is_string = type(value) is bytes or type(value) is bytearray
+        old_is_string = type(old) is bytes or type(old) is bytearray
+        if new_is_string:
             ks.dataset_bytes += len(key) + len(value) + STRING_KEY_COST
-        if type(old) is bytes:
+        if type(old) is bytes or type(old) is bytearray:
             ks.dataset_bytes -= len(key) + len(old) + STRING_KEY_COST
         if self.encodings:
             self.encodings.pop(key, None)
-        if type(value) is not bytes and type(old) is bytes:
+        if old_is_string and not new_is_string:
             self.access.pop(key, None)
         self._store_access(key, value, self.keyspace.new_access() if access is None else access)
         if not keep_ttl and self.expires:
@@ -247,7 +318,7 @@ class Database:
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key known to be absent (a write command creating it)."""
         self.data[key] = value
-        if type(value) is bytes:
+        if type(value) is bytes or type(value) is bytearray:
             self.keyspace.dataset_bytes += len(key) + len(value) + STRING_KEY_COST
         if self.expires:
             # Absent may mean expired but kept, on a replica: the new value has no TTL.
@@ -296,7 +367,7 @@ class Database:
         keys = list(self.data)
         strings = 0
         for key, value in self.data.items():
-            if type(value) is bytes:
+            if type(value) is bytes or type(value) is bytearray:
                 strings += len(key) + len(value) + STRING_KEY_COST
         self.keyspace.dataset_bytes -= strings
         self.data = {}
@@ -309,7 +380,7 @@ class Database:
 
     def _remove(self, key: bytes) -> None:
         value = self.data.pop(key)
-        if type(value) is bytes:
+        if type(value) is bytes or type(value) is bytearray:
             self.keyspace.dataset_bytes -= len(key) + len(value) + STRING_KEY_COST
         self.access.pop(key, None)
         if self.encodings:

@@ -69,7 +69,7 @@ def refresh(keyspace: Keyspace, large_too: bool = False, budget: int = -1) -> No
             budget -= 1
             old = sizes.get(key, 0)
             value = data.get(key)
-            if value is None or type(value) is bytes:
+            if value is None or (type(value) is bytes or type(value) is bytearray):
                 # (Strings are counted as they are written: Database.set, add, _remove.)
                 if old:
                     del sizes[key]
@@ -123,7 +123,7 @@ def track(keyspace: Keyspace) -> None:
         db.sizes = {}
         changed: set[bytes] = set()
         for key, value in db.data.items():
-            if type(value) is bytes:
+            if type(value) is bytes or type(value) is bytearray:
                 total += len(key) + len(value) + STRING_KEY_COST
             elif on:
                 changed.add(key)

@@ -87,3 +87,14 @@ def _string_memory(value: bytes, _samples: int) -> int:
 
 register(ValueType(bytes, b"string", _string_rewrite, lambda v: v, _string_encoding,
                    _string_memory))
+
+
+# A string being edited in place (server/keyspace.py): the same string to every reader. Its
+# encoding is raw, as Redis's string after SETBIT, SETRANGE or APPEND; its commands and copies
+# take its bytes as they are now, not the buffer a later edit changes.
+def _buffer_rewrite(key: bytes, value: bytearray) -> Iterable[Command]:
+    return ([b"SET", key, bytes(value)],)
+
+
+register(ValueType(bytearray, b"string", _buffer_rewrite, bytes, lambda _v, _c: b"raw",
+                   _string_memory))

@@ -137,3 +137,22 @@ def test_rewriting_every_field_in_order() -> None:
     # Same fields in another order: values replaced in place, the order kept.
     assert h.set_pairs([b"b", b"5", b"a", b"6"], 0, 512, 64) == 0
     assert h.flat() == [b"a", b"6", b"b", b"5"]
+
+
+@given(st.lists(st.lists(st.tuples(st.sampled_from([b"ab", b"ba", b"a", b"", b"abc", b"x" * 254]),
+                                   st.binary(max_size=260)), min_size=1, max_size=4),
+                max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_whole_records_rewritten_like_an_ordered_dict(records: list[list[tuple[bytes, bytes]]]) -> None:
+    # HSET of several pairs at once, often the same fields again (compared in place while the
+    # hash stays packed), fields of equal length but other bytes, values that need the long form.
+    h = Hash()
+    model: dict[bytes, bytes] = {}
+    for pairs in records:
+        flat = [b"HSET", b"k"] + [x for pair in pairs for x in pair]
+        created = h.set_pairs(flat, 2, 512, 1000)
+        new = {f for f, _ in pairs if f not in model}
+        for field, value in pairs:
+            model[field] = value
+        assert created == len(new)
+        assert list(h.as_dict().items()) == list(model.items())

@@ -1,36 +1,56 @@
 """The order of a sorted set: (score, member) pairs kept sorted in blocks.
 
-A list of sorted blocks of at most 2 * LOAD pairs each. A block is its scores, packed as C
-doubles (`array('d')`), beside a list of its members; the last pair of every block is kept in
-`max_scores` / `max_members`. Finding a pair bisects the packed scores, and the members only
-among equal scores: a probe reads a double from one contiguous array instead of following a
-pointer to a float object (or a (score, member) tuple) somewhere else in memory, which is what
-the search cost in cache misses on large sets. An insertion or removal moves at most one
-block's worth of references. Ranks need the number of pairs before each block: that prefix sum
-is rebuilt on demand after the sizes change (O(blocks)). Compiled with mypyc (setup.py).
+A list of sorted blocks of at most 2 * LOAD pairs each. A block is a list of its scores beside a
+list of its members; the last pair of every block is kept in `max_scores` / `max_members`. The
+score lists hold the very float objects the set's member dict holds, so they cost a pointer per
+pair. Finding a pair bisects the scores with the searches below, which mypyc compiles to loops
+comparing C doubles (no Python call or object per probe, unlike `bisect` on a sequence), and
+the members only among equal scores. An insertion or removal moves at most one block's worth of
+references. Ranks need the number of pairs before each block: that prefix sum is rebuilt on
+demand after the sizes change (O(blocks)). Compiled with mypyc (setup.py).
 """
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from typing import Any
 
 Score = float
-# A block's scores: array('d'). Typed Any because mypyc has no native array type.
-Scores = Any
+Scores = list[float]
 
 LOAD = 256
+
+
+def _first_not_below(scores: Scores, score: float, lo: int, hi: int) -> int:
+    """The first index in lo..hi whose score is >= score (bisect_left)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if scores[mid] < score:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _first_above(scores: Scores, score: float, lo: int, hi: int) -> int:
+    """The first index in lo..hi whose score is > score (bisect_right)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if score < scores[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _position(scores: Scores, members: list[bytes], score: Score, member: bytes,
               right: bool) -> int:
     """Where (score, member) goes in one block: before an equal pair, or after it when right."""
-    lo = bisect_left(scores, score)
-    if lo == len(scores) or scores[lo] != score:
+    n = len(scores)
+    lo = _first_not_below(scores, score, 0, n)
+    if lo == n or scores[lo] != score:
         return lo
-    hi = bisect_right(scores, score, lo)
+    hi = _first_above(scores, score, lo, n)
     if right:
         return bisect_right(members, member, lo, hi)
     return bisect_left(members, member, lo, hi)
@@ -42,7 +62,7 @@ class Order:
     def __init__(self) -> None:
         self.scores: list[Scores] = []
         self.members: list[list[bytes]] = []
-        self.max_scores: Scores = array("d")
+        self.max_scores: Scores = []
         self.max_members: list[bytes] = []
         self.offsets: list[int] = []  # pairs before each block; empty when stale
         self.size = 0
@@ -53,10 +73,11 @@ class Order:
     def _block_of(self, score: Score, member: bytes, right: bool) -> int:
         """The first block whose last pair is >= (score, member), or > it when right."""
         maxes = self.max_scores
-        lo = bisect_left(maxes, score)
-        if lo == len(maxes) or maxes[lo] != score:
+        n = len(maxes)
+        lo = _first_not_below(maxes, score, 0, n)
+        if lo == n or maxes[lo] != score:
             return lo
-        hi = bisect_right(maxes, score, lo)
+        hi = _first_above(maxes, score, lo, n)
         if right:
             return bisect_right(self.max_members, member, lo, hi)
         return bisect_left(self.max_members, member, lo, hi)
@@ -66,7 +87,7 @@ class Order:
         self.size += 1
         maxes = self.max_scores
         if not maxes:
-            self.scores.append(array("d", (score,)))
+            self.scores.append([score])
             self.members.append([member])
             maxes.append(score)
             self.max_members.append(member)
@@ -95,7 +116,7 @@ class Order:
         members = self.members[pos]
         self.scores[pos:pos + 1] = [scores[:LOAD], scores[LOAD:]]
         self.members[pos:pos + 1] = [members[:LOAD], members[LOAD:]]
-        self.max_scores[pos:pos + 1] = array("d", (scores[LOAD - 1], scores[-1]))
+        self.max_scores[pos:pos + 1] = [scores[LOAD - 1], scores[-1]]
         self.max_members[pos:pos + 1] = [members[LOAD - 1], members[-1]]
 
     def remove(self, score: Score, member: bytes) -> None:
@@ -223,7 +244,7 @@ class Order:
                 del self.members[pos][i]
                 self._removed_from(pos)
             return
-        scores = array("d")
+        scores: Scores = []
         for block in self.scores:
             scores.extend(block)
         members = [member for block in self.members for member in block]
@@ -233,12 +254,12 @@ class Order:
 
     def load_sorted(self, scores: list[Score], members: list[bytes]) -> None:
         """Replace the content with pairs already in order (a loaded value), in full blocks."""
-        self._rebuild(array("d", scores), members)
+        self._rebuild(scores, members)
 
     def _rebuild(self, scores: Scores, members: list[bytes]) -> None:
         self.scores = [scores[i:i + LOAD] for i in range(0, len(scores), LOAD)]
         self.members = [members[i:i + LOAD] for i in range(0, len(members), LOAD)]
-        self.max_scores = array("d", [block[-1] for block in self.scores])
+        self.max_scores = [block[-1] for block in self.scores]
         self.max_members = [block[-1] for block in self.members]
         self.offsets = []
         self.size = len(scores)
@@ -249,9 +270,9 @@ class Order:
 
     def copy(self) -> Order:
         dup = Order()
-        dup.scores = [array("d", block) for block in self.scores]
+        dup.scores = [list(block) for block in self.scores]
         dup.members = [list(block) for block in self.members]
-        dup.max_scores = array("d", self.max_scores)
+        dup.max_scores = list(self.max_scores)
         dup.max_members = list(self.max_members)
         dup.size = self.size
         return dup

@@ -1,9 +1,10 @@
 """Bitmap commands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD, BITFIELD_RO.
 
-Bit 0 is the most significant bit of a string's first byte, as in Redis. Strings are immutable
-`bytes` in the keyspace, so a write builds the new value and stores it; reads and BITOP turn the
-bytes they look at into one Python int and let its C-level operations (bit_count, bit_length,
-&, |, ^) do the per-byte work. Argument checks run in bitops.c's order (Redis 7.4), because the
+Bit 0 is the most significant bit of a string's first byte, as in Redis. SETBIT and BITFIELD
+edit the string in place, as a buffer the keyspace holds until another command needs the value
+as `bytes` (server/keyspace.py), so a write costs the bytes it changes, not a copy of the
+bitmap. Reads and BITOP turn the bytes they look at into one Python int and let its C-level
+operations (bit_count, bit_length, &, |, ^) do the per-byte work. Argument checks run in bitops.c's order (Redis 7.4), because the
 first failing check decides which error a client sees.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int, string2ll
 from protocol.reply import ErrorReply
+from server import popcounts
 from server.command_table import command, key_spec, run_of
 from server.commands.runs import announce_calls, run_end
 from server.keyspace import STRING_KEY_COST, Database
@@ -32,11 +34,6 @@ _OVERFLOW_TYPE_ERROR = ErrorReply("ERR Invalid OVERFLOW type specified")
 _RO_ONLY_GET = ErrorReply("ERR BITFIELD_RO only supports the GET subcommand")
 
 _U64 = (1 << 64) - 1
-_BYTE = [bytes((i,)) for i in range(256)]
-# Past this size SETBIT splices the new byte in through memoryviews: one copy of the value
-# instead of three (two slices and the concatenation).
-_SPLICE_VIEW_MIN = 4096
-
 _KEY_ARG = {"name": "key", "type": "key", "key_spec_index": 0}
 _UNIT_ARG = {"name": "unit", "type": "oneof", "optional": True, "since": "7.0.0", "arguments": (
     {"name": "byte", "type": "pure-token", "token": "BYTE"},
@@ -44,15 +41,10 @@ _UNIT_ARG = {"name": "unit", "type": "oneof", "optional": True, "since": "7.0.0"
 _UNIT_HISTORY = (("7.0.0", "Added the `BYTE|BIT` option."),)
 
 
-def _get_string(db: Database, key: bytes) -> bytes | None:
-    value: bytes | None = db.get_typed(key, bytes)
-    return value
-
-
-def _read_string(db: Database, key: bytes) -> bytes | None:
-    """A read lookup (Redis's lookupKeyRead): a miss publishes `keymiss`."""
-    value: bytes | None = db.read_typed(key, bytes)
-    return value
+def _read_string(db: Database, key: bytes) -> bytes | bytearray | None:
+    """A read lookup (Redis's lookupKeyRead): a miss publishes `keymiss`. A string being edited
+    in place comes as its buffer: the readers here compute from it and keep nothing."""
+    return db.read_str(key)
 
 
 def bit_offset(client: Client, arg: bytes, bits: int = 0) -> int:
@@ -73,67 +65,7 @@ def bit_offset(client: Client, arg: bytes, bits: int = 0) -> int:
     return value
 
 
-def _popcount(data: bytes) -> int:
-    return int.from_bytes(data, "big").bit_count()
-
-
-# The population count of whole large values, remembered per (database, key) together with the
-# value object it was counted on: values are immutable, so while the key still holds that very
-# object the count is right, whatever happened in between. SETBIT, which knows the bit it
-# flipped, moves the count to the value it makes, so SETBIT + BITCOUNT never rescans a bitmap.
-# The entries keep their values alive (a deleted key's until evicted), hence the bounds.
-_COUNTED_MIN_SIZE = 1024
-_COUNTED_MAX_ENTRIES = 256
-_COUNTED_MAX_BYTES = 64 << 20
-_counted: dict[tuple[int, bytes], tuple[bytes, int]] = {}
-_counted_bytes = 0
-
-
-def _forget_count(slot: tuple[int, bytes]) -> None:
-    global _counted_bytes
-    entry = _counted.pop(slot, None)
-    if entry is not None:
-        _counted_bytes -= len(entry[0])
-
-
-def _remember_count(slot: tuple[int, bytes], value: bytes, count: int) -> None:
-    global _counted_bytes
-    _forget_count(slot)
-    size = len(value)
-    if size < _COUNTED_MIN_SIZE or size > _COUNTED_MAX_BYTES:
-        return
-    while _counted and (len(_counted) >= _COUNTED_MAX_ENTRIES
-                        or _counted_bytes + size > _COUNTED_MAX_BYTES):
-        _forget_count(next(iter(_counted)))  # the oldest
-    _counted[slot] = (value, count)
-    _counted_bytes += size
-
-
-def _whole_popcount(db: Database, key: bytes, value: bytes) -> int:
-    if len(value) < _COUNTED_MIN_SIZE:
-        return _popcount(value)
-    slot = (db.index, key)
-    entry = _counted.get(slot)
-    if entry is not None and entry[0] is value:
-        return entry[1]
-    count = _popcount(value)
-    _remember_count(slot, value, count)
-    return count
-
-
-def _move_count(db: Database, key: bytes, old: bytes, new: bytes, delta: int) -> None:
-    """SETBIT replaced old by new, changing the count by delta: carry a remembered count over."""
-    slot = (db.index, key)
-    entry = _counted.get(slot)
-    if entry is None:
-        return
-    if entry[0] is old:
-        _remember_count(slot, new, entry[1] + delta)
-    else:
-        _forget_count(slot)
-
-
-def _bit_window(value: bytes, first: int, last: int) -> int:
+def _bit_window(value: bytes | bytearray, first: int, last: int) -> int:
     """Bits first..last (inclusive, in range) of value as an int, bit `last` the lowest."""
     chunk = int.from_bytes(value[first >> 3:(last >> 3) + 1], "big")
     chunk >>= 7 - (last & 7)
@@ -160,35 +92,41 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
             raise _BIT_VALUE_ERROR
     db = client.db
     key = argv[1]
-    current = _get_string(db, key)
+    current = db.get_str(key)
     byte = offset >> 3
     mask = 0x80 >> (offset & 7)
     if current is None:
-        db.add(key, bytes(byte) + _BYTE[mask if on else 0])
+        bits = bytearray(byte + 1)
+        bits[byte] = mask if on else 0
+        db.add(key, bits)
+        db.encodings[key] = b"raw"
         notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
         client.propagate(argv)
         return 0
     size = len(current)
     if byte >= size:
         # Growing the string is a change even when the bit stays clear, as in Redis.
-        grown = b"".join((current, bytes(byte - size), _BYTE[mask if on else 0]))
-        db.set(key, grown, keep_ttl=True)
-        _move_count(db, key, current, grown, on)
+        bits = db.string_buffer(key, current)
+        popcounts.forget(bits)
+        bits += bytes(byte + 1 - size)
+        bits[byte] = mask if on else 0
+        db.string_edited(key, byte + 1 - size)
         notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
         client.propagate(argv)
         return 0
     old = current[byte]
     was = 1 if old & mask else 0
     if was == on:
+        # Redis unshares the string (raw from then on) even when the bit is already right.
+        if type(current) is bytes:
+            db.encodings[key] = b"raw"
         return was
-    new = _BYTE[old ^ mask]
-    if size < _SPLICE_VIEW_MIN:
-        value = current[:byte] + new + current[byte + 1:]
-    else:
-        view = memoryview(current)
-        value = b"".join((view[:byte], new, view[byte + 1:]))
-    db.set(key, value, keep_ttl=True)
-    _move_count(db, key, current, value, 1 if on else -1)
+    bits = db.string_buffer(key, current)
+    if bits is not current:
+        popcounts.move(current, bits, 0)
+    bits[byte] = old ^ mask
+    popcounts.adjust(bits, 1 if on else -1)
+    db.string_edited(key, 0)
     notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
     client.propagate(argv)
     return was
@@ -197,17 +135,20 @@ def setbit(client: Client, argv: list[bytes]) -> Any:
 @run_of("setbit")
 def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     """Consecutive `SETBIT key offset 0|1` to one string within its length, as a client pipelines
-    them: the bits change in one mutable copy and the string is stored once, where one call
-    alone copies the whole value. Each call answers, counts and is logged as it would alone;
-    another command, key or spelling, a growing offset or any unusual argument ends the run."""
+    them: the dispatch checks and the lookup once for the run. Each call answers, counts and is
+    logged as it would alone; another command, key or spelling, a growing offset or any unusual
+    argument ends the run."""
     last = run_end(commands, start, 4, 4)
     if last - start < 2:
         return 0
     key = commands[start][1]
     db = client.db
-    current = db.get(key)
-    if type(current) is not bytes:
+    found = db.data.get(key)
+    if type(found) is not bytes and type(found) is not bytearray:
         return 0
+    current = db.get_str(key)
+    if current is None:
+        return 0  # expired on this lookup
     size = len(current)
     offsets: list[int] = []  # each call's offset, parsed once
     end = start
@@ -226,7 +167,9 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     done = end - start
     if done < 2:
         return 0
-    bits = bytearray(current)
+    bits = db.string_buffer(key, current)
+    if bits is not current:
+        popcounts.move(current, bits, 0)
     replies: list[bytes] = []
     changing: list[list[bytes]] = []  # the calls that flipped their bit
     delta = 0
@@ -244,9 +187,8 @@ def setbit_run(client: Client, commands: list[list[bytes]], start: int) -> int:
             changing.append(argv)
             delta += 1 if on else -1
     if changing:
-        value = bytes(bits)
-        db.set(key, value, keep_ttl=True)
-        _move_count(db, key, current, value, delta)
+        popcounts.adjust(bits, delta)
+        db.string_edited(key, 0)
         client.keyspace.dirty += len(changing) - 1  # one change per changing call, as one by one
         announce_calls(client, db, key, changing, 0, len(changing), NOTIFY_STRING, b"setbit")
     client.out.append(b"".join(replies))
@@ -303,7 +245,7 @@ def bitcount(client: Client, argv: list[bytes]) -> Any:
     argc = len(argv)
     if argc == 2:
         whole = _read_string(client.db, argv[1])
-        return 0 if whole is None else _whole_popcount(client.db, argv[1], whole)
+        return 0 if whole is None else popcounts.whole(whole)
     if argc != 4 and argc != 5:
         raise SYNTAX_ERROR
     # 7.4 parses the range before looking the key up (7.0 looked it up first, answering 0 for a
@@ -319,10 +261,10 @@ def bitcount(client: Client, argv: list[bytes]) -> Any:
     if start > end:
         return 0
     if start == 0 and end == total - 1:
-        return _whole_popcount(client.db, argv[1], value)
+        return popcounts.whole(value)
     if is_bit:
         return _bit_window(value, start, end).bit_count()
-    return _popcount(value[start:end + 1])
+    return popcounts.popcount(value[start:end + 1])
 
 
 @command("bitpos", -3, "readonly", keys=(1, 1, 1), group="bitmap", since="2.8.7",
@@ -372,7 +314,7 @@ def bitpos(client: Client, argv: list[bytes]) -> Any:
     return last + 1
 
 
-def _find_bit(value: bytes, first: int, last: int, bit: int) -> int:
+def _find_bit(value: bytes | bytearray, first: int, last: int, bit: int) -> int:
     """The first bit equal to `bit` in bits first..last of value, or -1.
 
     Scanned in windows that double in size, so the work is proportional to how far the bit is,
@@ -419,7 +361,7 @@ def bitop(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     sources: list[bytes] = []
     for key in argv[3:]:
-        value = _read_string(db, key)
+        value = db.read_typed(key, bytes)
         sources.append(b"" if value is None else value)
     size = max(len(s) for s in sources)
     target = argv[2]
@@ -596,24 +538,24 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
         return [_read_field(data, op) for op in ops]
     if read_only_command:
         raise _RO_ONLY_GET  # before the key's type is checked
-    current = _get_string(db, key)
-    view = memoryview(b"" if current is None else current)
-    size = len(view)
+    current = db.get_str(key)
+    size = 0 if current is None else len(current)
     need = (highest >> 3) + 1
-    new_size = max(size, need)
     # Creating or growing the string counts as a change for every write, as lookupStringForBitCommand's
     # dirty flag does in Redis.
     grown = current is None or need > size
-    # Only the bytes between the first and the last field are copied to be edited; the rest of
-    # the new value is spliced in from the old one, in one copy.
-    lo = min([op.offset >> 3 for op in ops])
-    hi = min(max([(op.offset + op.bits - 1) >> 3 for op in ops]), new_size - 1)
-    buf = bytearray(view[lo:hi + 1] if lo < size else b"")
-    buf.extend(bytes(hi + 1 - lo - len(buf)))
+    if current is None:
+        buf = bytearray(need)
+    else:
+        buf = db.string_buffer(key, current)
+        popcounts.forget(current)
+        popcounts.forget(buf)
+        if need > size:
+            buf += bytes(need - size)
     replies: list[int | None] = []
     changes = 0
     for op in ops:
-        old = _read_field(buf, op, lo)
+        old = _read_field(buf, op)
         if op.code == _GET:
             replies.append(old)
             continue
@@ -629,35 +571,28 @@ def _bitfield(client: Client, argv: list[bytes], read_only_command: bool) -> Any
             replies.append(None)
             continue
         replies.append(new if op.code == _INCRBY else old)
-        _write_field(buf, op, new, lo)
+        _write_field(buf, op, new, 0)
         if grown or old != new:
             changes += 1
-    pieces: list[bytes | bytearray | memoryview] = [view[:min(lo, size)]]
-    if lo > size:
-        pieces.append(bytes(lo - size))
-    pieces.append(buf)
-    if hi + 1 < size:
-        pieces.append(view[hi + 1:])
-    end = max(size, hi + 1)
-    if new_size > end:
-        pieces.append(bytes(new_size - end))
-    value = b"".join(pieces)
-    if changes:
-        if current is None:
-            db.add(key, value)
+    if current is None:
+        if changes:
+            db.add(key, buf)
         else:
-            db.set(key, value, keep_ttl=True)
+            # Created, yet unchanged (every write failed its overflow check): as below.
+            db.data[key] = buf
+            db.keyspace.dataset_bytes += len(key) + len(buf) + STRING_KEY_COST
+        db.encodings[key] = b"raw"
+    elif changes:
+        db.string_edited(key, len(buf) - size)
+    elif grown:
+        # Redis keeps the zero padding it made room with, yet counts no change: nothing is
+        # logged and no WATCH fires. (The memory figure counts the padding too.)
+        db.keyspace.dataset_bytes += len(buf) - size
+    if changes:
         # Redis counts every field changed (dirty += changes), not one per command.
         db.keyspace.dirty += changes - 1
         notify_keyspace_event(client, NOTIFY_STRING, b"setbit", key, db.index)
         client.propagate(argv)
-    elif grown:
-        # Redis keeps the zero padding it made room with, yet counts no change: nothing is
-        # logged and no WATCH fires.
-        # (The memory figure counts the padding too: see Database.set.)
-        db.keyspace.dataset_bytes += len(value) - (
-            len(current) if current is not None else -len(key) - STRING_KEY_COST)
-        db.data[key] = value
     return replies
 
 

@@ -10,6 +10,7 @@ from protocol.encoder import write_reply
 from protocol.floats import format_long_double, parse_long_double, round_long_double
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
+from server import popcounts
 from server.command_table import command, key_spec, run_of
 from server.commands.expire import LLONG_MAX, invalid_expire_time
 from server.commands.runs import read_run_end
@@ -45,7 +46,8 @@ def _propagate_state(client: Client, db: Database, key: bytes) -> None:
     if value is None:
         client.propagate([b"DEL", key])
         return
-    client.propagate([b"SET", key, value])
+    # A buffer's bytes as they are now: a later edit in place must not change a logged command.
+    client.propagate([b"SET", key, bytes(value) if type(value) is bytearray else value])
     when = db.expires.get(key)
     if when is not None:
         client.propagate([b"PEXPIREAT", key, b"%d" % when])
@@ -410,13 +412,17 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> Any:
 def append(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     key, suffix = argv[1], argv[2]
-    current = get_string(db, key)
+    current = db.get_str(key)
     if current is None:
         db.add(key, suffix)
     else:
         _check_length(client, len(current), len(suffix))
-        db.set(key, current + suffix, keep_ttl=True)
-        db.encodings[key] = b"raw"  # Redis appends to its own (unshared, raw) copy
+        # Appended in place, Redis's own (unshared, raw) copy: repeated APPENDs cost what they
+        # add, not a copy of the value each.
+        buffer = db.string_buffer(key, current)
+        popcounts.forget(buffer)
+        buffer += suffix
+        db.string_edited(key, len(suffix))
     notify_keyspace_event(client, NOTIFY_STRING, b"append", key, db.index)
     _propagate_state(client, db, key)
     return len(db.data[key])
@@ -426,7 +432,7 @@ def append(client: Client, argv: list[bytes]) -> Any:
          key_specs=key_spec(("RO",)), group="string", since="2.2.0",
          summary="Returns the length of a string value.")
 def strlen(client: Client, argv: list[bytes]) -> Any:
-    value = read_string(client.db, argv[1])
+    value = client.db.read_str(argv[1])
     return 0 if value is None else len(value)
 
 
@@ -439,7 +445,7 @@ def strlen(client: Client, argv: list[bytes]) -> Any:
 def getrange(client: Client, argv: list[bytes]) -> Any:
     start = parse_int(argv[2])
     end = parse_int(argv[3])
-    value = read_string(client.db, argv[1])
+    value = client.db.read_str(argv[1])
     if value is None:
         return b""
     size = len(value)
@@ -452,7 +458,7 @@ def getrange(client: Client, argv: list[bytes]) -> Any:
     end = min(end, size - 1)
     if start > end or size == 0:
         return b""
-    return value[start : end + 1]
+    return bytes(value[start : end + 1])
 
 
 @command("setrange", 4, "write denyoom", keys=(1, 1, 1),
@@ -468,17 +474,23 @@ def setrange(client: Client, argv: list[bytes]) -> Any:
         return ErrorReply("ERR offset is out of range")
     db = client.db
     key, patch = argv[1], argv[3]
-    current = get_string(db, key)
+    current = db.get_str(key)
     if not patch:
         # Writing nothing creates nothing and reports the current length.
         return 0 if current is None else len(current)
     _check_length(client, offset, len(patch))
     if current is None:
         db.add(key, bytes(offset) + patch)
+        db.encodings[key] = b"raw"  # written in place into a raw string, as in Redis
     else:
-        padded = current.ljust(offset, b"\0") if len(current) < offset else current
-        db.set(key, padded[:offset] + patch + padded[offset + len(patch):], keep_ttl=True)
-    db.encodings[key] = b"raw"  # written in place into a raw string, as in Redis
+        buffer = db.string_buffer(key, current)
+        popcounts.forget(buffer)
+        end = offset + len(patch)
+        grown = max(end - len(buffer), 0)
+        if grown:
+            buffer += bytes(grown)
+        buffer[offset:end] = patch
+        db.string_edited(key, grown)
     notify_keyspace_event(client, NOTIFY_STRING, b"setrange", key, db.index)
     _propagate_state(client, db, key)
     return len(db.data[key])

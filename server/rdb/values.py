@@ -90,6 +90,9 @@ def write_value(w: RdbWriter, value: Any, config: Mapping[str, Any] | Any = None
     if cls is bytes:
         w.type(RDB_TYPE_STRING)
         w.string(value)
+    elif cls is bytearray:  # a string being edited in place (server/keyspace.py)
+        w.type(RDB_TYPE_STRING)
+        w.string(bytes(value))
     elif cls is List:
         _write_list(w, value)
     elif cls is Hash:
