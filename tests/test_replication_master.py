@@ -658,3 +658,70 @@ def test_client_unblock_releases_a_wait(master) -> None:
     finally:
         replica.close()
         waiting.close()
+
+
+def test_replicas_joining_during_a_burst_get_every_byte_once(master) -> None:
+    """The live replicas get what each event-loop iteration wrote in one piece: replicas that
+    continue from the backlog (PSYNC) or finish a full sync while pipelined writes pour in get
+    the same bytes as a replica that was there all along, none twice and none missed."""
+    r = _client(master)
+    live = RawReplica(master.port)
+    live.sync_full(port=7001)
+    replid = r.info("replication")["master_replid"]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def load(db: int) -> None:
+        writer = redis.Redis(port=master.port, db=db)
+        i = 0
+        try:
+            while not stop.is_set():
+                pipe = writer.pipeline(transaction=False)
+                for _ in range(50):
+                    pipe.xadd("s", {"i": i})
+                    pipe.set("k%d" % (i % 7), i)
+                    i += 1
+                pipe.execute()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+
+    writers = [threading.Thread(target=load, args=(db,)) for db in (0, 0, 5)]
+    for t in writers:
+        t.start()
+    continuing: list[tuple[RawReplica, int]] = []
+    full: list[RawReplica] = []
+    try:
+        for k in range(4):
+            time.sleep(0.05)
+            head = r.info("replication")["master_repl_offset"]
+            start = max(live.base_offset + 1, head - 1000)
+            replica = RawReplica(master.port)
+            replica.handshake(port=7100 + k)
+            assert replica.psync(replid, start)[0] == b"+CONTINUE"
+            continuing.append((replica, start))
+            replica = RawReplica(master.port)
+            replica.sync_full(port=7200 + k)
+            full.append(replica)
+            live.read_stream(1 << 30, timeout=0.01)
+    finally:
+        stop.set()
+        for t in writers:
+            t.join()
+    try:
+        assert not errors, errors
+        end = r.info("replication")["master_repl_offset"]
+        assert end - live.base_offset > 100_000  # the load ran on while replicas joined
+        live.read_stream(end - live.offset, timeout=20)
+        assert live.offset == end
+        for replica, start in continuing:
+            replica.read_stream(end - start + 1 - len(replica.stream), timeout=20)
+            assert replica.stream == live.stream[start - live.base_offset - 1:]
+        for replica in full:
+            replica.read_stream(end - replica.offset, timeout=20)
+            assert replica.stream == live.stream[replica.base_offset - live.base_offset:]
+    finally:
+        live.close()
+        for replica, _ in continuing:
+            replica.close()
+        for replica in full:
+            replica.close()
