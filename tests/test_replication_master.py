@@ -16,6 +16,7 @@ import time
 import pytest
 import redis
 
+from tests.helpers import aof_path
 from tests.replication_helpers import RawReplica, check_rdb_with, encode, load_with_rivulet, wait_for
 from tests.serverproc import ServerProcess
 
@@ -725,3 +726,35 @@ def test_replicas_joining_during_a_burst_get_every_byte_once(master) -> None:
             replica.close()
         for replica in full:
             replica.close()
+
+
+def test_the_aof_and_the_replicas_get_the_same_bytes(master) -> None:
+    """One encoding of each write serves the append-only file and the replication stream
+    where both had the same database selected: what a replica receives after its snapshot is
+    what the file gained meanwhile, but for the SELECT the stream states after a snapshot."""
+    r = _client(master)
+    assert r.config_get("appendonly")["appendonly"] == "yes"
+    r3 = redis.Redis(port=master.port, db=3)
+    r3.set("before", "1")  # the file has database 3 selected; the stream will start afresh
+    live = RawReplica(master.port)
+    live.sync_full(port=7001)
+    before = aof_path(master).read_bytes()
+    r3.xadd("s", {"f": "v"})
+    r.set("a", "1")
+    pipe = r.pipeline(transaction=False)
+    for i in range(40):
+        pipe.xadd("s", {"i": i})
+    pipe.execute()
+    pipe = r3.pipeline(transaction=True)
+    pipe.set("b", "2")
+    pipe.expire("b", 100)
+    pipe.execute()
+    r.xadd("s", {"last": "1"})
+    end = r.info("replication")["master_repl_offset"]
+    live.read_stream(end - live.offset)
+    assert live.offset == end
+    after = aof_path(master).read_bytes()
+    assert after.startswith(before)
+    assert live.stream == encode("SELECT", 3) + after[len(before):]
+    assert live.stream.count(b"SELECT") == 4
+    live.close()
