@@ -90,6 +90,11 @@ COMPILED = [
     "server/rdb/file.py",
     # A replica applying its master's stream: every replicated write passes through it.
     "server/replication/apply.py",
+    # A master's stream: every write with replicas attached encodes and feeds it.
+    "server/replication/stream.py",
+    "server/replication/backlog.py",
+    "server/replication/state.py",
+    "server/replication/links.py",
 ]
 
 

@@ -7,7 +7,9 @@ PEXPIREAT for a relative expiry, XADD with the ID it generated, XCLAIM ... FORCE
 delivery, DEL for a key that expired). When the command ends, dispatch hands the list to every
 consumer (`propagate_pending`): once per command, or once per EXEC with MULTI/EXEC around what
 the transaction wrote. The AOF is a consumer, and so is the replication stream
-(server/replication/master.py), registered the same way, without any command knowing.
+(server/replication/stream.py), registered the same way, without any command knowing. Each
+unit is encoded once (`Effects.encode`): consumers whose selected database agrees get the same
+bytes, so the AOF and the replicas read the same stream and the write path encodes it once.
 
 One list serves the whole server: commands run one at a time, and an expiry met in the middle
 of a command belongs to that command's unit, in the order it happened.
@@ -70,6 +72,11 @@ class Effects:
         # The replication offset once the last effects were handed on (the replication stream
         # keeps it): each client remembers it after its writes, for WAIT.
         self.repl_offset = 0
+        # The unit being handed on, encoded for the first consumer (see encode).
+        self.encoded_for: list[Effect] | None = None
+        self.encoded_db = -1
+        self.encoded = b""
+        self.encoded_db_after = -1
 
     def register(self, consumer: EffectsConsumer) -> None:
         if consumer not in self.consumers:
@@ -100,3 +107,17 @@ class Effects:
             return
         for consumer in self.consumers:
             consumer.propagate(effects, transaction)
+        self.encoded_for = None
+        self.encoded = b""
+
+    def encode(self, effects: list[Effect], transaction: bool, selected_db: int) -> tuple[bytes, int]:
+        """encode_effects for a consumer of the unit being handed on: encoded once, the same
+        bytes for every consumer that had the same database selected before it."""
+        if effects is self.encoded_for and selected_db == self.encoded_db:
+            return self.encoded, self.encoded_db_after
+        data, after = encode_effects(effects, transaction, selected_db)
+        self.encoded_for = effects
+        self.encoded_db = selected_db
+        self.encoded = data
+        self.encoded_db_after = after
+        return data, after

@@ -328,6 +328,7 @@ class Server:
         self.master_link.stop()
         closed = self.tcp.close() + self.tls_listener.close()
         # Replies already produced are in the transports' buffers: closing flushes them first.
+        self.replication.flush_stream()
         for client in list(self.clients.values()):
             client.flush()
             client.close()

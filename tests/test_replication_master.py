@@ -16,6 +16,7 @@ import time
 import pytest
 import redis
 
+from tests.helpers import aof_path
 from tests.replication_helpers import RawReplica, check_rdb_with, encode, load_with_rivulet, wait_for
 from tests.serverproc import ServerProcess
 
@@ -658,3 +659,102 @@ def test_client_unblock_releases_a_wait(master) -> None:
     finally:
         replica.close()
         waiting.close()
+
+
+def test_replicas_joining_during_a_burst_get_every_byte_once(master) -> None:
+    """The live replicas get what each event-loop iteration wrote in one piece: replicas that
+    continue from the backlog (PSYNC) or finish a full sync while pipelined writes pour in get
+    the same bytes as a replica that was there all along, none twice and none missed."""
+    r = _client(master)
+    live = RawReplica(master.port)
+    live.sync_full(port=7001)
+    replid = r.info("replication")["master_replid"]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def load(db: int) -> None:
+        writer = redis.Redis(port=master.port, db=db)
+        i = 0
+        try:
+            while not stop.is_set():
+                pipe = writer.pipeline(transaction=False)
+                for _ in range(50):
+                    pipe.xadd("s", {"i": i})
+                    pipe.set("k%d" % (i % 7), i)
+                    i += 1
+                pipe.execute()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+
+    writers = [threading.Thread(target=load, args=(db,)) for db in (0, 0, 5)]
+    for t in writers:
+        t.start()
+    continuing: list[tuple[RawReplica, int]] = []
+    full: list[RawReplica] = []
+    try:
+        for k in range(4):
+            time.sleep(0.05)
+            head = r.info("replication")["master_repl_offset"]
+            start = max(live.base_offset + 1, head - 1000)
+            replica = RawReplica(master.port)
+            replica.handshake(port=7100 + k)
+            assert replica.psync(replid, start)[0] == b"+CONTINUE"
+            continuing.append((replica, start))
+            replica = RawReplica(master.port)
+            replica.sync_full(port=7200 + k)
+            full.append(replica)
+            live.read_stream(1 << 30, timeout=0.01)
+    finally:
+        stop.set()
+        for t in writers:
+            t.join()
+    try:
+        assert not errors, errors
+        end = r.info("replication")["master_repl_offset"]
+        assert end - live.base_offset > 100_000  # the load ran on while replicas joined
+        live.read_stream(end - live.offset, timeout=20)
+        assert live.offset == end
+        for replica, start in continuing:
+            replica.read_stream(end - start + 1 - len(replica.stream), timeout=20)
+            assert replica.stream == live.stream[start - live.base_offset - 1:]
+        for replica in full:
+            replica.read_stream(end - replica.offset, timeout=20)
+            assert replica.stream == live.stream[replica.base_offset - live.base_offset:]
+    finally:
+        live.close()
+        for replica, _ in continuing:
+            replica.close()
+        for replica in full:
+            replica.close()
+
+
+def test_the_aof_and_the_replicas_get_the_same_bytes(master) -> None:
+    """One encoding of each write serves the append-only file and the replication stream
+    where both had the same database selected: what a replica receives after its snapshot is
+    what the file gained meanwhile, but for the SELECT the stream states after a snapshot."""
+    r = _client(master)
+    assert r.config_get("appendonly")["appendonly"] == "yes"
+    r3 = redis.Redis(port=master.port, db=3)
+    r3.set("before", "1")  # the file has database 3 selected; the stream will start afresh
+    live = RawReplica(master.port)
+    live.sync_full(port=7001)
+    before = aof_path(master).read_bytes()
+    r3.xadd("s", {"f": "v"})
+    r.set("a", "1")
+    pipe = r.pipeline(transaction=False)
+    for i in range(40):
+        pipe.xadd("s", {"i": i})
+    pipe.execute()
+    pipe = r3.pipeline(transaction=True)
+    pipe.set("b", "2")
+    pipe.expire("b", 100)
+    pipe.execute()
+    r.xadd("s", {"last": "1"})
+    end = r.info("replication")["master_repl_offset"]
+    live.read_stream(end - live.offset)
+    assert live.offset == end
+    after = aof_path(master).read_bytes()
+    assert after.startswith(before)
+    assert live.stream == encode("SELECT", 3) + after[len(before):]
+    assert live.stream.count(b"SELECT") == 4
+    live.close()

@@ -92,7 +92,11 @@ class AppendOnlyFile:
     def propagate(self, effects: list[tuple[int, list[bytes]]], transaction: bool) -> None:
         """Append one command's (or one EXEC's) effects, with a SELECT where the database
         changes, inside MULTI ... EXEC for a transaction."""
-        data, self.selected_db = encode_effects(effects, transaction, self.selected_db)
+        shared = self.effects
+        if shared is not None:
+            data, self.selected_db = shared.encode(effects, transaction, self.selected_db)
+        else:
+            data, self.selected_db = encode_effects(effects, transaction, self.selected_db)
         self._append(data)
 
     def _append(self, data: bytes) -> None:

@@ -1,12 +1,12 @@
 """The master side of replication: the replicas connected to us, the stream they receive, their
 full and partial resynchronizations, and the once-a-second duties (Redis's replication.c).
 
-The stream is one more consumer of effects (server/effects.py), registered only once a backlog
-exists (the first replica asks to sync), as Redis creates its backlog lazily: until then the
-write path pays nothing for replication. Each command's effects are encoded once, with a SELECT
-where the database differs from the stream's own (Redis's `server.slaveseldb`), fed to the
-backlog and queued on every replica that takes the stream now; a replica whose snapshot is
-being produced keeps what arrives meanwhile and gets it after the snapshot, exactly once.
+The stream (server/replication/stream.py) is one more consumer of effects (server/effects.py),
+registered only once a backlog exists (the first replica asks to sync), as Redis creates its
+backlog lazily: until then the write path pays nothing for replication. It feeds the backlog
+after every command and the live replicas once per event-loop iteration; a replica whose
+snapshot is being produced keeps what arrives meanwhile and gets it after the snapshot, exactly
+once.
 
 A server that follows a master (the replica side) does not produce a stream of its own: its
 writes come from its master, whose stream it passes on unchanged with `feed` (to its backlog
@@ -22,7 +22,6 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
-from server.effects import Effect, encode_effects
 from server.log import NOTICE
 from server.replication import save_info
 from server.replication.links import (
@@ -34,6 +33,7 @@ from server.replication.links import (
 )
 from server.replication.snapshot import SnapshotChild
 from server.replication.state import ReplicationState
+from server.replication.stream import OutgoingStream
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -58,8 +58,8 @@ class Master:
         for name in ("min-replicas-to-write", "min-replicas-max-lag"):
             config.on_change(name, lambda _value: self.refresh_good_replicas())
         self.replicas: list[ReplicaLink] = []
-        # The database the stream last selected; -1 makes the next command state its own.
-        self.selected_db = -1
+        # The effects consumer: what every write feeds to the backlog and the replicas.
+        self.stream = OutgoingStream(server, self.state, self.replicas)
         self.registered = False
         self.child: SnapshotChild | None = None
         # The replicas the running child's snapshot is for.
@@ -103,38 +103,22 @@ class Master:
         state.free_backlog()
         state.create_backlog()
         if not self.registered:
-            self.server.effects.register(self)
+            self.server.effects.register(self.stream)
             self.registered = True
         self.server.effects.repl_offset = state.master_repl_offset
         self.no_replicas_since = time.time()
 
     # --- the stream ---------------------------------------------------------------------------
 
-    def propagate(self, effects: list[Effect], transaction: bool) -> None:
-        """The effects consumer: one command's (or one EXEC's) effects into the stream."""
-        if self.server.replica_of is not None:
-            # A replica's stream is its master's, fed as received (server/replication/replica.py).
-            return
-        data, self.selected_db = encode_effects(effects, transaction, self.selected_db)
-        self.feed(data)
-
     def feed(self, data: bytes) -> None:
-        """Bytes into the stream: the backlog, then every replica that takes it."""
-        state = self.state
-        state.feed(data)
-        self.server.effects.repl_offset = state.master_repl_offset
-        for link in self.replicas:
-            if link.streaming:
-                link.send(data)
-            elif link.state != WAIT_BGSAVE_START:
-                link.pending += data
-                limits = self.server.replica_output_limits
-                if limits is not None and limits[0] and len(link.pending) > limits[0]:
-                    log.warning("Client id=%d addr=%s closed for overcoming of output buffer "
-                                "limits.", link.client.id, link.client.addr)
-                    self.server.output_limit_disconnections += 1
-                    link.pending = bytearray()
-                    link.client.close()
+        """Bytes into the stream: the backlog now, every replica that takes it live in the
+        write pass (server/replication/stream.py)."""
+        self.stream.feed(data)
+
+    def flush_stream(self) -> None:
+        """Queue what the live replicas have still to get now, before anything changes which
+        replicas those are or writes to them out of the stream's order."""
+        self.stream.flush()
 
     def _ensure_backlog(self) -> None:
         state = self.state
@@ -143,15 +127,15 @@ class Master:
             log.log(NOTICE, "Replication backlog created, my new replication IDs are '%s' and '%s'",
                     state.replid, state.replid2)
         if not self.registered:
-            self.server.effects.register(self)
+            self.server.effects.register(self.stream)
             self.registered = True
 
     def promoted(self) -> None:
         """A replica became a master (REPLICAOF NO ONE): the next command states its database,
         and our writes feed the backlog it kept, so replicas can continue from it."""
-        self.selected_db = -1
+        self.stream.selected_db = -1
         if self.state.backlog is not None and not self.registered:
-            self.server.effects.register(self)
+            self.server.effects.register(self.stream)
             self.registered = True
         self.no_replicas_since = time.time()
 
@@ -159,12 +143,12 @@ class Master:
         """No replica and no backlog: the write path stops feeding a stream (a new history
         starts when a replica comes, see ReplicationState.start_master_history)."""
         if self.registered:
-            self.server.effects.unregister(self)
+            self.server.effects.unregister(self.stream)
             self.registered = False
         self.state.change_replid()
         self.state.clear_replid2()
         self.state.free_backlog()
-        self.selected_db = -1
+        self.stream.selected_db = -1
 
     # --- SYNC / PSYNC -------------------------------------------------------------------------
 
@@ -177,6 +161,7 @@ class Master:
     def sync(self, client: Client, replid: str | None, offset: int) -> None:
         """SYNC (replid None) or PSYNC replid offset from a client that passed the checks."""
         link = self.link_of(client)
+        self.flush_stream()
         log.log(NOTICE, "Replica %s asks for synchronization", self.replica_name(link))
         if replid is not None:
             if self._try_partial(link, replid, offset):
@@ -287,7 +272,7 @@ class Master:
             link.pending = bytearray()
             self._setup_full_resync(link, offset)
         # The snapshot holds no SELECT state: the next command in the stream states its own.
-        self.selected_db = -1
+        self.stream.selected_db = -1
         if socket:
             self.eof_mark = secrets.token_hex(20).encode()
             for link in waiting:
@@ -408,6 +393,7 @@ class Master:
             self.server.loop.add_reader(child.read_fd, self._relay)
 
     def _online(self, link: ReplicaLink) -> None:
+        self.flush_stream()
         link.state = ONLINE
         link.ack_time = time.time()
         if link.rdb_only:
@@ -422,6 +408,7 @@ class Master:
         self.refresh_good_replicas()
 
     def _start_stream(self, link: ReplicaLink) -> None:
+        self.flush_stream()
         link.stream_on_ack = False
         if link.pending:
             link.send(bytes(link.pending))

@@ -51,7 +51,7 @@ def current(server: Server) -> SaveInfo | None:
         if state.backlog is None:
             return None
         # -1: nothing was written since the last full resync; the next write states its db.
-        db = master.selected_db if master.selected_db != -1 else 0
+        db = master.stream.selected_db if master.stream.selected_db != -1 else 0
         return SaveInfo(db, state.replid, state.master_repl_offset)
     if link.master is not None:
         return SaveInfo(link.master.db.index, state.replid, state.master_repl_offset)
