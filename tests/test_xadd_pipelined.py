@@ -459,3 +459,18 @@ def test_a_transaction_reply_in_resp3(server) -> None:
         assert pipe.execute() == [f"1-{i + 1}".encode() for i in range(10)] + [10]
     finally:
         r3.close()
+
+
+def test_a_transaction_of_other_batched_commands_answers_as_redis(server, real_redis) -> None:
+    """The other commands with a batch path, queued in runs and run by EXEC as batches."""
+    script: list[tuple] = [("SET", "k", "v"), ("MULTI",)]
+    script += [("LPUSH", "l", i) for i in range(6)] + [("RPUSH", "l", "x", "y")] * 3
+    script += [("RPOP", "l")] * 4 + [("HSET", "h", f"f{i}", i) for i in range(5)]
+    script += [("SADD", "st", i % 3) for i in range(6)] + [("GET", "k"), ("GET", "nope")] * 3
+    script += [("ZADD", "z", i, f"m{i % 4}") for i in range(6)] + [("SETBIT", "b", i, 1) for i in range(5)]
+    script += [("LPUSH", "k", "wrongtype"), ("LPUSH", "k", "wrongtype"), ("EXEC",)]
+    script += [("LRANGE", "l", 0, -1), ("HGETALL", "h"), ("ZRANGE", "z", 0, -1, "WITHSCORES")]
+    mine = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, ours, ref in zip(script, mine, theirs, strict=True):
+        assert ours == ref, f"{cmd!r}: rivulet {ours!r} != redis {ref!r}"
