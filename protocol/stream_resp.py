@@ -74,7 +74,6 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
     """Append to `parts` the entries of `run`, from its last entry down in reverse. With `each`,
     each entry's encoding is joined and appended to `each` instead (`parts` is then scratch
     space, left empty), for a reader that keeps entries to reuse them."""
-    append = parts.append
     data: bytes = run.data
     base = run.base
     lo = run.lo
@@ -114,8 +113,8 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
         if nd != head_digits:
             head = b"\r\n*2\r\n$%d\r\n%b" % (len(prefix) + nd, prefix)
             head_digits = nd
-        append(head)
-        append(digits)
+        parts.append(head)
+        parts.append(digits)
         count = data[p]
         p += 1
         if count == 0:  # the node's field names: only the values are stored
@@ -128,10 +127,10 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
                     break
                 q += 1
                 h = row[size]
-                if not h:
+                if not len(h):
                     h = row[size] = pieces[f] + BULK_HDR_CACHE[size]
-                append(h)
-                append(data[q:q + size])
+                parts.append(h)
+                parts.append(data[q:q + size])
                 q += size
                 f += 1
             else:
@@ -142,21 +141,21 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
                 p += 1
                 if size >= 0x80:
                     size, p = read_len(data, p - 1)
-                append(piece)
-                append(BULK_HDR_CACHE[size] if size < 1024 else b"$%d\r\n" % size)
-                append(data[p:p + size])
+                parts.append(piece)
+                parts.append(BULK_HDR_CACHE[size] if size < 1024 else b"$%d\r\n" % size)
+                parts.append(data[p:p + size])
                 p += size
             continue
         if count >= 0x80:
             count, p = read_len(data, p - 1)
-        append(b"\r\n*%d" % (2 * count))
+        parts.append(b"\r\n*%d" % (2 * count))
         for _ in range(2 * count):
             size = data[p]
             p += 1
             if size >= 0x80:
                 size, p = read_len(data, p - 1)
-            append(_item_head(size))
-            append(data[p:p + size])
+            parts.append(_item_head(size))
+            parts.append(data[p:p + size])
             p += size
     if each is not None and parts:
         each.append(b"".join(parts))

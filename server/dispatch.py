@@ -28,6 +28,7 @@ ERROR_REPLY: Final = ErrorReply
 _clock: Final = perf_counter_ns
 
 NOAUTH = ErrorReply("NOAUTH Authentication required.")
+_QUEUED_REPLY: Final = b"+QUEUED\r\n"
 # Redis's shared.roslaveerr and shared.masterdownerr.
 READONLY = ErrorReply("READONLY You can't write against a read only replica.")
 LOADING = ErrorReply("LOADING Redis is loading the dataset in memory")
@@ -240,12 +241,15 @@ def _pubsub_context(client: Client, cmd: Command) -> ErrorReply | None:
 def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start: int) -> int:
     """Let cmd's run handler run consecutive calls from commands[start:]; how many it ran.
 
-    0 whenever one call would not go straight to its handler (a transaction, authentication,
-    loading, refused writes, CLIENT NO-TOUCH, which `call` applies around each call): then
-    each call takes `execute` and gets its own checks.
+    0 whenever one call would not go straight to its handler (authentication, loading,
+    refused writes, CLIENT NO-TOUCH, which `call` applies around each call): then each call
+    takes `execute` and gets its own checks. Inside MULTI the calls are queued instead
+    (`queue_run`); EXEC runs queued calls through the run handler too (`run_calls`).
     """
+    if client.multi is not None:
+        return queue_run(client, cmd, commands, start)
     server = client.server
-    if (client.multi is not None or not client.authenticated or client.acl_limited
+    if (not client.authenticated or client.acl_limited
             or client.no_touch or server.loading or client.is_loader or client.subs is not None
             or client.replica_checks
             or (cmd.is_write and server.write_error is not None)):
@@ -256,6 +260,42 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
     # the eviction made before it.
     if client.keyspace.maxmemory and (cmd.denyoom or not run_may_start(client, cmd)):
         return 0
+    return run_calls(client, cmd, commands, start)
+
+
+def queue_run(client: Client, cmd: Command, commands: list[list[bytes]], start: int) -> int:
+    """Inside MULTI: queue consecutive calls of cmd from commands[start:] (a transaction's
+    pipelined XADDs), each answered +QUEUED; how many. 0 whenever queueing one call takes more
+    than its arity check (authentication, ACL rules, maxmemory, a replica's refusals, Pub/Sub,
+    commands that run at once or not at all in a transaction): then each call takes
+    `execute`."""
+    if (not client.authenticated or client.acl_limited or client.keyspace.maxmemory
+            or client.replica_checks or client.subs is not None or cmd.subcommands
+            or cmd.name in _MULTI_IMMEDIATE or "no_multi" in cmd.flags):
+        return 0
+    multi = client.multi
+    assert multi is not None
+    name = commands[start][0]
+    arity = cmd.arity
+    n = len(commands)
+    end = start
+    while end < n:
+        argv = commands[end]
+        argc = len(argv)
+        if argv[0] != name or (arity > 0 and argc != arity) or argc < -arity:
+            break
+        multi.append((cmd, argv))
+        end += 1
+    done = end - start
+    if done:
+        client.out.append(_QUEUED_REPLY * done)
+    return done
+
+
+def run_calls(client: Client, cmd: Command, commands: list[list[bytes]], start: int) -> int:
+    """cmd's run handler on commands[start:], once the caller made the checks (execute_run for
+    a pipeline, EXEC for queued calls): its replies go to client.out, its calls are counted as
+    if each ran alone; how many it ran."""
     t0 = _clock()
     done = cmd.run_handler(client, commands, start)  # type: ignore[misc]
     if client.effects.pending:

@@ -283,7 +283,7 @@ class ConsumerGroup:
 
     def ack(self, ids: Sequence[int]) -> int:
         """XACK: remove the IDs from the PELs; returns how many were pending."""
-        acked = self.pel.pop_many(ids)
+        acked: list[PendingEntry] = self.pel.pop_many(ids)
         if acked:
             nacked = self.nacked
             if nacked:

@@ -30,13 +30,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Any
+from typing import Any, Final
 
 from sortedcontainers import SortedList
 
-_MISSING: Any = object()
-_SLACK = 64  # stale slots tolerated before a rebuild, so small lists never rebuild
-_SMALL = 512  # up to this many slots an out-of-order insertion is a list insert, not a mode switch
+_MISSING: Final[Any] = object()
+_SLACK: Final = 64  # stale slots tolerated before a rebuild, so small lists never rebuild
+_SMALL: Final = 512  # up to this many slots an out-of-order insertion is a list insert, not a mode switch
 
 # A stream ID is ms << 64 | seq, and Python hashes an int modulo 2**61 - 1, where 2**64 is 8: the
 # hash is 8 * ms + seq, so (ms, seq) and (ms + 1, seq - 8) collide. A million IDs written in
@@ -47,9 +47,9 @@ _SMALL = 512  # up to this many slots an out-of-order insertion is a list insert
 # scatters neighbouring milliseconds. The keys replace the IDs (not added to them: an int of
 # this size is 40 bytes), so a large list converts an ID once per call and back when it hands
 # IDs out.
-_MIX = 0x9E3779B97F4A7C15
-_BASE = (1 << 64) + _MIX
-_MIX_AT = 1024
+_MIX: Final = 0x9E3779B97F4A7C15
+_BASE: Final = (1 << 64) + _MIX
+_MIX_AT: Final = 1024
 
 
 def mix(eid: int) -> int:
@@ -139,7 +139,9 @@ class PendingList:
         """`extend_new` with one value for every ID: a batch delivered together shares one
         record (records are never changed in place, only replaced)."""
         keys = [eid + (eid >> 64) * _MIX for eid in eids] if self.mixed else eids
-        self._map.update(dict.fromkeys(keys, value))
+        m = self._map
+        for key in keys:  # compiled: a direct dict store each, cheaper than dict.fromkeys + update
+            m[key] = value
         return self._append_keys(keys)
 
     def _append_keys(self, keys: list[int]) -> list[int]:
@@ -209,8 +211,10 @@ class PendingList:
         removed = []
         for eid in eids:
             key = eid + (eid >> 64) * _MIX if mixed else eid
-            pe = m.pop(key, _MISSING)
-            if pe is not _MISSING:
+            # get + del: compiled, both are direct dict calls where pop() is a method call.
+            pe = m.get(key)
+            if pe is not None:  # (values are records, never None)
+                del m[key]
                 popped.append(pe)
                 removed.append(key)
         if not popped:

@@ -14,7 +14,15 @@ import redis
 from protocol.stream_resp import id_run_reply
 from streams import Stream, format_id
 from streams.storage import EntryStore
-from tests.helpers import aof_path, encode_command, restart, wait_blocked, xinfo_stream
+from tests.helpers import (
+    aof_path,
+    encode_command,
+    parse_aof,
+    restart,
+    run_pipelined,
+    wait_blocked,
+    xinfo_stream,
+)
 from tests.serverproc import RawConnection
 
 BULK_ID = re.compile(rb"\$\d+\r\n(\d+)-(\d+)\r\n")
@@ -321,3 +329,148 @@ def test_a_pipelined_idmp_run_reaches_the_aof(server_factory) -> None:
         r.close()
     finally:
         srv2.cleanup()
+
+
+def test_a_pipelined_idmp_run_respects_maxsize_within_the_run(r: redis.Redis, server) -> None:
+    """A run's own records push a producer's oldest pairs out of IDMP-MAXSIZE: a pair repeated
+    after that, in the same pipeline, is new again, as one by one."""
+    plan = [("p", "x")] + [("p", c) for c in "abcd"] + [("p", "a"), ("p", "x"), ("q", "a"),
+                                                         ("p", "d"), ("q", "a"), ("p", "b")]
+    for key in ("ip", "io"):
+        r.execute_command("XADD", key, "IDMP", "p", "x", "*", "f", "early")
+        r.execute_command("XCFGSET", key, "IDMP-MAXSIZE", "3")
+        r.execute_command("XADD", key, "IDMP", "p", "x", "*", "f", "kept")  # reset: new again
+    commands = [("XADD", "ip", "IDMP", pid, iid, "*", "f", n) for n, (pid, iid) in enumerate(plan)]
+    replies = pipeline_raw(server.port, commands, len(commands))
+    one_by_one = [r.execute_command("XADD", "io", "IDMP", pid, iid, "*", "f", n)
+                  for n, (pid, iid) in enumerate(plan)]
+    got, want = r.xrange("ip"), r.xrange("io")
+    assert [e[1] for e in got] == [e[1] for e in want]
+    position_p = {e[0]: n for n, e in enumerate(got)}
+    position_o = {e[0]: n for n, e in enumerate(want)}
+    assert [position_p[_bulk(x)] for x in replies] == [position_o[x] for x in one_by_one]
+    info_p, info_o = xinfo_stream(r, "ip"), xinfo_stream(r, "io")
+    for field in ("iids-added", "iids-duplicates", "iids-tracked", "pids-tracked"):
+        assert info_p[field] == info_o[field], field
+
+
+# --- inside MULTI / EXEC: queued together, run as batches ---------------------------------------
+
+
+def _transaction(n: int, start_ms: int) -> list[tuple]:
+    """A transaction whose XADD runs are broken by errors and other commands: explicit IDs, so
+    every reply is the same on any server."""
+    script: list[tuple] = [("SET", "str", "x"), ("MULTI",)]
+    script += [("XADD", "s", f"{start_ms}-{i}", "f", i) for i in range(1, n + 1)]
+    script += [("XADD", "s", f"{start_ms}-5", "f", "small"),  # too small: an error inside EXEC
+               ("XADD", "s", f"{start_ms + 1}-1", "f", "v", "g"),  # odd field count: likewise
+               ("XADD", "s", f"{start_ms + 1}-2", "f", "v"),
+               ("XADD", "s", f"{start_ms + 1}-3", "f", "v"),
+               ("XADD", "str", "9-1", "f", "v"),  # WRONGTYPE
+               ("XADD", "str", "9-2", "f", "v"),
+               ("XLEN", "s"),
+               ("XADD", "s", f"{start_ms + 2}-*", "f", "v"),
+               ("XADD", "s", f"{start_ms + 2}-*", "f", "v"),
+               ("SET", "k", "v"), ("SET", "k2", "v"),
+               ("XADD", "s", "MAXLEN", "3", f"{start_ms + 3}-1", "f", "last")]
+    script += [("EXEC",), ("XRANGE", "s", "-", "+"), ("XLEN", "s"), ("GET", "k2")]
+    return script
+
+
+def test_a_transaction_of_pipelined_xadds_answers_as_redis(server, real_redis) -> None:
+    script = _transaction(40, 5)
+    mine = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, ours, ref in zip(script, mine, theirs, strict=True):
+        assert ours == ref, f"{cmd!r}: rivulet {ours!r} != redis {ref!r}"
+    assert mine[-1] == b"$1\r\nv\r\n"
+
+
+def test_a_transaction_with_auto_ids_answers_as_one_by_one(r: redis.Redis, server) -> None:
+    r.set("str", "x")
+    script = [("MULTI",)] + [("XADD", "s", "*", "f", i) for i in range(30)]
+    script += [("XADD", "str", "*", "f", "v"), ("XADD", "str", "*", "f", "v")]
+    script += [("XADD", "s", "*", "f", i) for i in range(30, 45)] + [("EXEC",)]
+    replies = run_pipelined(server.port, script, flush=False)
+    assert replies[1:-1] == [b"+QUEUED\r\n"] * (len(script) - 2)
+    ids = BULK_ID.findall(replies[-1])
+    assert len(ids) == 45
+    assert [(int(a), int(b)) for a, b in ids] == sorted({(int(a), int(b)) for a, b in ids})
+    wrongtype = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    assert replies[-1].startswith(b"*47\r\n") and replies[-1].count(wrongtype) == 2
+    assert [e[1][b"f"] for e in r.xrange("s")] == [str(i).encode() for i in range(45)]
+    assert [e[0] for e in r.xrange("s")] == [b"%s-%s" % i for i in ids]
+
+
+def test_a_transaction_counts_each_call(r: redis.Redis, server) -> None:
+    r.config_resetstat()
+    dirty = r.info("persistence")["rdb_changes_since_last_save"]
+    run_pipelined(server.port, [("MULTI",)] + [("XADD", "s", "*", "f", i) for i in range(20)]
+                  + [("EXEC",)], flush=False)
+    assert r.info("commandstats")["cmdstat_xadd"]["calls"] == 20
+    assert r.info("commandstats")["cmdstat_exec"]["calls"] == 1
+    assert r.info("persistence")["rdb_changes_since_last_save"] == dirty + 20
+
+
+def test_a_transaction_with_an_error_when_queued_is_discarded(r: redis.Redis, server) -> None:
+    script = [("MULTI",)] + [("XADD", "s", "*", "f", i) for i in range(5)]
+    script += [("XADD", "s", "*", "f"), ("XADD", "s", "*", "f", "v"), ("EXEC",)]
+    replies = run_pipelined(server.port, script, flush=False)
+    assert replies[1:6] == [b"+QUEUED\r\n"] * 5
+    assert replies[6] == b"-ERR wrong number of arguments for 'xadd' command\r\n"
+    assert replies[7] == b"+QUEUED\r\n"
+    assert replies[8] == b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+    assert r.exists("s") == 0
+
+
+def test_a_transaction_of_xadds_reaches_the_aof_as_one_transaction(server_factory) -> None:
+    srv = server_factory("--appendfsync", "always")
+    r = redis.Redis(port=srv.port)
+    run_pipelined(srv.port, [("MULTI",)] + [("XADD", "s", "*", "f", i) for i in range(30)]
+                  + [("XADD", "s", "IDMP", "p", i % 5, "*", "f", i) for i in range(10)]
+                  + [("SET", "m", "1"), ("EXEC",)], flush=False)
+    before = r.xrange("s")
+    assert len(before) == 35
+    logged = parse_aof(aof_path(srv).read_bytes())
+    names = [c[0].upper() for c in logged]
+    first, last = names.index(b"MULTI"), names.index(b"EXEC")
+    assert names[first + 1:last].count(b"XADD") == 35 and b"*" not in [c[2] for c in logged
+                                                                          if c[0] == b"XADD"]
+    assert names[first + 1:last].count(b"XIDMPRECORD") == 5 and names[last - 1] == b"SET"
+    r.close()
+    srv2 = restart(srv)
+    try:
+        r = redis.Redis(port=srv2.port)
+        assert r.xrange("s") == before and r.get("m") == b"1"
+        assert xinfo_stream(r, "s")["iids-tracked"] == 5
+        r.close()
+    finally:
+        srv2.cleanup()
+
+
+def test_a_transaction_reply_in_resp3(server) -> None:
+    r3 = redis.Redis(port=server.port, protocol=3)
+    try:
+        r3.delete("s")
+        pipe = r3.pipeline(transaction=True)
+        for i in range(10):
+            pipe.execute_command("XADD", "s", f"1-{i + 1}", "f", i)
+        pipe.xlen("s")
+        assert pipe.execute() == [f"1-{i + 1}".encode() for i in range(10)] + [10]
+    finally:
+        r3.close()
+
+
+def test_a_transaction_of_other_batched_commands_answers_as_redis(server, real_redis) -> None:
+    """The other commands with a batch path, queued in runs and run by EXEC as batches."""
+    script: list[tuple] = [("SET", "k", "v"), ("MULTI",)]
+    script += [("LPUSH", "l", i) for i in range(6)] + [("RPUSH", "l", "x", "y")] * 3
+    script += [("RPOP", "l")] * 4 + [("HSET", "h", f"f{i}", i) for i in range(5)]
+    script += [("SADD", "st", i % 3) for i in range(6)] + [("GET", "k"), ("GET", "nope")] * 3
+    script += [("ZADD", "z", i, f"m{i % 4}") for i in range(6)] + [("SETBIT", "b", i, 1) for i in range(5)]
+    script += [("LPUSH", "k", "wrongtype"), ("LPUSH", "k", "wrongtype"), ("EXEC",)]
+    script += [("LRANGE", "l", 0, -1), ("HGETALL", "h"), ("ZRANGE", "z", 0, -1, "WITHSCORES")]
+    mine = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, ours, ref in zip(script, mine, theirs, strict=True):
+        assert ours == ref, f"{cmd!r}: rivulet {ours!r} != redis {ref!r}"

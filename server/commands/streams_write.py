@@ -20,7 +20,7 @@ from server.notify import NOTIFY_STREAM, notify, notify_keyspace_event
 from streams import ACKED, DELREF, KEEPREF, Stream, StreamError, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
 from streams.idempotency import auto_iid
-from streams.ids import format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
+from streams.ids import MAX_ID, format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
 from streams.storage import MAX_NODE_SIZE, fields_size
 
 if TYPE_CHECKING:
@@ -479,9 +479,15 @@ def _idempotent_form(argv: list[bytes], name: bytes, key: bytes) -> int:
 
 def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     """Consecutive `XADD key IDMP pid iid * ...` / `XADD key IDMPAUTO pid * ...` to one key (an
-    idempotent producer's pipeline): one lookup, one clock reading and one ready signal, as
-    `xadd_run` does for plain XADDs. Each call gets the reply, effects and counters it would get
-    alone; anything else ends the run."""
+    idempotent producer's pipeline): one lookup, one clock reading, one batch append of the new
+    entries and one ready signal, as `xadd_run` does for plain XADDs. Each call gets the reply,
+    effects and counters it would get alone; anything else ends the run.
+
+    The pairs are looked up before any entry is added, so the run also ends before a call
+    whose answer could depend on the records the run makes: a pair repeated within the run, a
+    pair already remembered for a producer the run has recorded for (its records may push that
+    pair out of IDMP-MAXSIZE), an entry too large. Such a call starts the next run, or takes the
+    single path."""
     first = commands[start]
     name = first[0]
     key = first[1]
@@ -498,38 +504,50 @@ def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int
         return 0
     db = client.db
     s, created = _run_target(client, key)
-    if s is None:
-        return 0  # WRONGTYPE, from the single path
+    if s is None or s.last_id > MAX_ID - (end - start):
+        return 0  # WRONGTYPE, or IDs about to run out: the single path, for its error
     tracker = s.idmp
     now = now_ms()
-    effects = client.effects
-    active = effects.active
-    pending = effects.pending
-    index = db.index
-    replies: list[bytes] = []
-    added = 0
-    for argv, at in zip(commands[start:end], starts, strict=True):
+    found: list[int] = []  # per call: the remembered entry ID, or -1 for an entry to add
+    new_fields: list[Sequence[bytes]] = []
+    new_pairs: list[tuple[bytes, bytes]] = []
+    recording: set[bytes] = set()  # producers the run records pairs for
+    pairs: set[tuple[bytes, bytes]] = set()
+    k = 0
+    while k < end - start:
+        argv = commands[start + k]
+        at = starts[k]
         pid = argv[3]
         fields = argv[at:]
         iid = argv[4] if at == 6 else auto_iid(fields)
-        eid = tracker.find(pid, iid, now)
-        if eid is not None:
-            sid = format_id(eid)
+        pair = (pid, iid)
+        if pair in pairs:
+            break
+        if pid in recording:
+            if tracker.recorded(pid, iid, now) is not None:
+                break
+            eid = None
         else:
-            try:
-                eid = s.add(fields, now_ms=now)
-            except StreamError:
-                break  # this call takes the single path, for its error
-            tracker.record(pid, iid, eid)
-            added += 1
-            notify_keyspace_event(client, NOTIFY_STREAM, b"xadd", key, index)
-            sid = format_id(eid)
-            if active:
-                pending.append((index, [b"XADD", key, sid, *fields]))
-                pending.append((index, [b"XIDMPRECORD", key, pid, iid, sid]))
-        replies.append(b"$%d\r\n%b\r\n" % (len(sid), sid))
-    if not replies:
+            eid = tracker.find(pid, iid, now)
+        if eid is None:
+            if fields_size(fields) > MAX_NODE_SIZE:
+                break
+            found.append(-1)
+            new_fields.append(fields)
+            new_pairs.append(pair)
+            recording.add(pid)
+        else:
+            found.append(eid)
+        pairs.add(pair)
+        k += 1
+    if not k:
         return 0
+    eids = s.add_many(new_fields, now) if new_fields else []
+    added = len(eids)
+    for j in range(added):
+        pid, iid = new_pairs[j]
+        tracker.record(pid, iid, eids[j])
+    index = db.index
     if added:
         if created:
             db.add(key, s)
@@ -537,9 +555,34 @@ def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int
             db.signal_modified(key)
         keyspace = client.keyspace
         keyspace.dirty += added - 1  # one change per entry added, as one by one
-        keyspace.signal_ready(db.index, key)
-    client.out.append(b"".join(replies))
-    return len(replies)
+        keyspace.signal_ready(index, key)
+        notify_times(client, NOTIFY_STREAM, b"xadd", key, index, added)
+    if added == k:
+        # Every call added an entry: consecutive IDs.
+        reply = id_run_reply(eids[0], added)
+    else:
+        replies: list[bytes] = []
+        j = 0
+        for eid in found:
+            if eid < 0:
+                eid = eids[j]
+                j += 1
+            sid = format_id(eid)
+            replies.append(b"$%d\r\n%b\r\n" % (len(sid), sid))
+        reply = b"".join(replies)
+    effects = client.effects
+    if effects.active and added:
+        pending = effects.pending
+        j = 0
+        for i in range(k):
+            if found[i] < 0:
+                sid = format_id(eids[j])
+                pid, iid = new_pairs[j]
+                j += 1
+                pending.append((index, [b"XADD", key, sid, *new_fields[j - 1]]))
+                pending.append((index, [b"XIDMPRECORD", key, pid, iid, sid]))
+    client.out.append(reply)
+    return k
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from protocol.reply import NULL_ARRAY, OK, ErrorReply
-from server.command_table import command, key_spec
-from server.dispatch import acl_refusal, call
+from protocol.encoder import write_reply
+from protocol.reply import NULL_ARRAY, OK, ErrorReply, Raw
+from server.command_table import Command, command, key_spec
+from server.dispatch import acl_refusal, call, run_calls
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -62,33 +63,70 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
         return NULL_ARRAY
     queued = client.multi
     end_transaction(client)
-    replies: list[Any] = []
     server = client.server
+    resp3 = client.resp3
+    # The reply is encoded as the commands run: runs of calls (queued pipelined XADDs...) go
+    # through their command's run handler, which writes its replies encoded.
+    parts: list[bytes] = [b"*%d\r\n" % len(queued)]
+    runs = _runs_allowed(client)
+    argvs = [cmd_argv for _, cmd_argv in queued] if runs else []
+    n = len(queued)
+    i = 0
     client.in_exec = True
     client.exec_queue = queued
     client.exec_argv = argv
     try:
-        for cmd, cmd_argv in queued:
+        while i < n:
+            cmd, cmd_argv = queued[i]
+            if runs and cmd.run_handler is not None and i + 1 < n and (
+                    not cmd.is_write or server.write_error is None):
+                done = _run(client, cmd, argvs, i, parts)
+                if done:
+                    i += done
+                    continue
+            i += 1
             if client.acl_limited:
                 refused = acl_refusal(client, cmd, cmd_argv, exec_argv=argv)
                 if refused is not None:
                     server.stats.count_error(refused.message)
-                    replies.append(refused)
+                    write_reply(parts, refused, resp3)
                     continue
             if cmd.is_write and server.write_error is not None:
-                replies.append(ErrorReply(server.write_error))
+                write_reply(parts, ErrorReply(server.write_error), resp3)
                 continue
             reply = call(client, cmd, cmd_argv)
             if type(reply) is ErrorReply:
                 server.stats.count_error(reply.message)
-            replies.append(reply)
+            write_reply(parts, reply, resp3)
     finally:
         client.in_exec = False
         client.exec_queue = None
         client.exec_argv = None
         # What the commands wrote leaves when EXEC ends, as one MULTI ... EXEC.
         client.effects.end_transaction()
-    return replies
+    return Raw(b"".join(parts))
+
+
+def _runs_allowed(client: Client) -> bool:
+    """Whether queued calls may run as batches: not where `call` or EXEC's loop does something
+    around each call (ACL rules re-checked, CLIENT NO-TOUCH, a loading replay, pushes held
+    behind each call, maxmemory, a replica's refusals)."""
+    server = client.server
+    return not (client.acl_limited or client.no_touch or server.loading or client.is_loader
+                or client.subs is not None or client.replica_checks
+                or client.keyspace.maxmemory)
+
+
+def _run(client: Client, cmd: Command, argvs: list[list[bytes]], start: int,
+         parts: list[bytes]) -> int:
+    """cmd's run handler on the queued calls from argvs[start:], its replies appended to
+    parts; how many calls it ran (0: none)."""
+    out = client.out
+    client.out = parts
+    try:
+        return run_calls(client, cmd, argvs, start)
+    finally:
+        client.out = out
 
 
 @command("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1),
