@@ -9,8 +9,11 @@ NATIVE := $(VENV)/.native-built
 PURE_DIR := $(VENV)/pure-python-tree
 PORT   ?= 6379
 FUZZ_SECONDS ?= 600
+# Most tests wait on server processes and sockets, so two workers nearly halve the suite's time
+# even on 2 cores; each worker takes whole files, whose servers and fixtures stay per file.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile
 # What setup.py compiles is among these; any of them changing rebuilds (75-90 s on 2 cores).
-SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py server/rdb/*.py streams/*.py hashes/*.py lists/*.py sets/*.py zsets/*.py)
+SOURCES := $(wildcard protocol/*.py server/*.py server/commands/*.py server/rdb/*.py server/replication/*.py streams/*.py hashes/*.py lists/*.py sets/*.py zsets/*.py)
 
 .PHONY: run test test-pure lint bench bench-spark failover tools clean java pipeline docker-test build fuzz fuzz-atheris
 
@@ -50,7 +53,7 @@ run: $(NATIVE)
 test: $(NATIVE) tools $(SPARK_STAMP) java
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 	$(MAKE) --no-print-directory test-pure
 
 # The suite (Spark aside) once more on the pure-Python modules, what a machine without a C
@@ -60,7 +63,7 @@ test-pure: $(STAMP) tools
 	rm -rf $(PURE_DIR) && mkdir -p $(PURE_DIR)
 	tar -c --exclude=./.venv --exclude=./.git --exclude=./build --exclude=./data --exclude='*.so' \
 	  --exclude=__pycache__ . | tar -x -C $(PURE_DIR)
-	cd $(PURE_DIR) && RIVULET_PURE_PYTHON=1 $(abspath $(PY)) -m pytest -q -p no:cacheprovider \
+	cd $(PURE_DIR) && RIVULET_PURE_PYTHON=1 $(abspath $(PY)) -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) \
 	  --ignore-glob='tests/test_spark*' --deselect tests/test_cli.py::test_console_script
 
 lint: $(STAMP)
