@@ -12,7 +12,7 @@ from server.command_table import command, container
 from server.commands.admin import NO_REPLY
 from server.commands.connection import valid_client_name
 from server.connection import REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT
-from server.subcommands import help_reply
+from server.subcommands import help_reply, subcommand_syntax_error
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -325,8 +325,7 @@ def client_kill(client: Client, argv: list[bytes]) -> Any:
                                    {"name": "error", "type": "pure-token", "token": "ERROR"})}))
 def client_unblock(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 4:
-        return ErrorReply("ERR unknown subcommand or wrong number of arguments for "
-                          f"'{argv[1].decode('utf-8', 'replace')}'. Try CLIENT HELP.")
+        return subcommand_syntax_error(argv)
     with_error = False
     if len(argv) == 4:
         reason = argv[3].lower()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from protocol.reply import OK, ErrorReply
 from server.command_table import command
 from server.commands.block_timeout import parse_timeout_ms
+from server.subcommands import subcommand_syntax_error
 from server.write_pause import CLIENT_PAUSE
 
 if TYPE_CHECKING:
@@ -27,8 +28,7 @@ _MODE_ERROR = ErrorReply("ERR CLIENT PAUSE mode must be WRITE or ALL")
                                    {"name": "all", "type": "pure-token", "token": "ALL"})}))
 def client_pause(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 4:
-        return ErrorReply("ERR unknown subcommand or wrong number of arguments for "
-                          f"'{argv[1].decode('utf-8', 'replace')}'. Try CLIENT HELP.")
+        return subcommand_syntax_error(argv)
     pause_all = True
     if len(argv) == 4:
         mode = argv[3].lower()
