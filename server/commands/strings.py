@@ -38,7 +38,7 @@ def _propagate_state(client: Client, db: Database, key: bytes) -> None:
     """Log key as the command left it: SET of its value (and PEXPIREAT of its TTL), or DEL.
 
     For the commands whose result depends on the clock (relative expiries) or on arithmetic a
-    replay must not redo (INCRBYFLOAT), or that rewrite a value in place (APPEND, SETRANGE).
+    replay must not redo (INCRBYFLOAT).
     """
     if not client.effects.active:
         return
@@ -424,7 +424,9 @@ def append(client: Client, argv: list[bytes]) -> Any:
         buffer += suffix
         db.string_edited(key, len(suffix))
     notify_keyspace_event(client, NOTIFY_STRING, b"append", key, db.index)
-    _propagate_state(client, db, key)
+    # Logged as sent, as Redis does: a replay appends the same bytes, and the AOF and the
+    # replicas get what was added, not the whole value again.
+    client.propagate(argv)
     return len(db.data[key])
 
 
@@ -492,7 +494,7 @@ def setrange(client: Client, argv: list[bytes]) -> Any:
         buffer[offset:end] = patch
         db.string_edited(key, grown)
     notify_keyspace_event(client, NOTIFY_STRING, b"setrange", key, db.index)
-    _propagate_state(client, db, key)
+    client.propagate(argv)
     return len(db.data[key])
 
 
