@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import ssl
 import time
 from dataclasses import dataclass
@@ -63,6 +64,20 @@ _LOAD_ASYNC = 3  # swapdb, same history: clients go on reading the old dataset m
 _READ_SIZE = 1 << 16
 UNBLOCKED_ROLE_CHANGE = ErrorReply(
     "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+
+
+def _fsync_dir(path: str) -> None:
+    """Make a rename into path's directory durable (Redis's fsyncFileDir)."""
+    try:
+        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class _LinkFailed(Exception):
@@ -494,8 +509,8 @@ class MasterLink:
                     size, where)
         self.transfer_size = size
         if mode == _LOAD_AFTER:
-            payload = await self._receive(reader, mark, size)
-            await self._load(payload)
+            path = await self._receive_to_file(reader, mark, size)
+            await self._load_file(path)
         else:
             await self._load_diskless(reader, mark, size, mode)
         self._attach(writer, self.reploff, self._stream_db)
@@ -538,6 +553,98 @@ class MasterLink:
                 del buf[-RUN_ID_SIZE:]
                 return bytes(buf)
 
+    async def _receive_to_file(self, reader: asyncio.StreamReader, mark: bytes, size: int) -> str:
+        """repl-diskless-load disabled: the snapshot goes to a temporary file as it arrives,
+        which then replaces dump.rdb, as in Redis (readSyncBulkPayload's disk branch): the
+        replica holds the master's snapshot on disk, and a restart loads it."""
+        config = self.server.config
+        tmp = ""
+        fd = -1
+        for attempt in range(5):
+            tmp = os.path.join(config["dir"], "temp-%d.%d.rdb" % (int(time.time()), os.getpid()))
+            try:
+                fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                if attempt < 4:
+                    await asyncio.sleep(1)
+            except OSError as exc:
+                raise _LinkFailed("Opening the temp file needed for MASTER <-> REPLICA "
+                                  f"synchronization: {exc.strerror}") from None
+        if fd < 0:
+            raise _LinkFailed("Opening the temp file needed for MASTER <-> REPLICA "
+                              "synchronization: File exists")
+        done = False
+        try:
+            written = 0
+            tail = b""  # the last RUN_ID_SIZE bytes received, to find the EOF mark
+            while True:
+                want = _READ_SIZE if mark else min(size - written, _READ_SIZE)
+                if not mark and want == 0:
+                    break
+                chunk = await reader.read(want)
+                if not chunk:
+                    raise _LinkFailed("I/O error trying to sync with MASTER: connection lost")
+                self.transfer_read += len(chunk)
+                self.lastio = time.time()
+                try:
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view):]
+                except OSError as exc:
+                    raise _LinkFailed("Write error or short write writing to the DB dump file "
+                                      "needed for MASTER <-> REPLICA synchronization: "
+                                      f"{exc.strerror}") from None
+                written += len(chunk)
+                if mark:
+                    tail = (tail + chunk)[-RUN_ID_SIZE:]
+                    if tail == mark:
+                        try:
+                            os.ftruncate(fd, written - RUN_ID_SIZE)
+                        except OSError as exc:
+                            raise _LinkFailed("Error truncating the RDB file received from the "
+                                              f"master for SYNC: {exc.strerror}") from None
+                        break
+            log.log(NOTICE, "MASTER <-> REPLICA sync: Flushing old data")
+            dbfile = os.path.join(config["dir"], config["dbfilename"])
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise _LinkFailed("Failed trying to sync the temp DB to disk in MASTER <-> "
+                                  f"REPLICA synchronization: {exc.strerror}") from None
+            try:
+                os.rename(tmp, dbfile)
+            except OSError as exc:
+                raise _LinkFailed(f"Failed trying to rename the temp DB into {config['dbfilename']} "
+                                  f"in MASTER <-> REPLICA synchronization: {exc.strerror}") from None
+            _fsync_dir(dbfile)
+            done = True
+            return dbfile
+        finally:
+            os.close(fd)
+            if not done:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    async def _load_file(self, path: str) -> None:
+        """Load the snapshot received into dump.rdb; with rdb-del-sync-files and no persistence
+        configured, the file is removed afterwards (Redis's allPersistenceDisabled)."""
+        try:
+            with open(path, "rb") as fh:
+                payload = fh.read()
+            await self._load(payload, from_disk=True)
+        finally:
+            config = self.server.config
+            if config["rdb-del-sync-files"] and not config["save"] and not config["appendonly"]:
+                log.log(NOTICE, "Removing the RDB file obtained from the master. This replica "
+                        "has persistence disabled")
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
     def _load_mode(self) -> int:
         """How this snapshot is loaded (Redis's useDisklessLoad, repl-diskless-load)."""
         setting = self.server.config["repl-diskless-load"]
@@ -577,12 +684,13 @@ class MasterLink:
         server.async_loading = False
         server.effects.suspended = False
 
-    async def _load(self, payload: bytes) -> None:
+    async def _load(self, payload: bytes, from_disk: bool = False) -> None:
         """Flush, then load the master's snapshot; clients get -LOADING meanwhile."""
         server = self.server
         server.persistence.stop_children()
         self._attach_to_new_master()
-        log.log(NOTICE, "MASTER <-> REPLICA sync: Flushing old data")
+        if not from_disk:
+            log.log(NOTICE, "MASTER <-> REPLICA sync: Flushing old data")
         keyspace = server.keyspace
         for db in keyspace.dbs:
             db.flush()
@@ -596,6 +704,11 @@ class MasterLink:
         except RdbLoadError as exc:
             for db in keyspace.dbs:
                 db.flush()
+            if from_disk:
+                # Redis exits here; the replica instead drops the link and syncs again.
+                log.warning("Internal error in RDB reading offset %d: %s", exc.offset, exc.message)
+                raise _LinkFailed("Failed trying to load the MASTER synchronization DB from "
+                                  "disk, check server logs.") from None
             raise _LinkFailed("Failed trying to load the MASTER synchronization DB from socket: "
                               f"{exc.message} (offset {exc.offset})") from None
         finally:
