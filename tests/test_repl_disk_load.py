@@ -189,3 +189,23 @@ def test_a_damaged_snapshot_is_refused_and_the_replica_goes_on(procs) -> None:
         assert replica.get("x") == b"1"
     finally:
         master.close()
+
+
+def test_a_large_disk_snapshot_reaches_two_replicas_in_pieces(procs) -> None:
+    """A master with repl-diskless-sync no sends its snapshot file in 1 MB pieces as each
+    replica's connection drains (one file descriptor per replica, never the file in memory)."""
+    master_proc = rivulet(procs, "--repl-diskless-sync", "no")
+    master = redis.Redis(port=master_proc.port)
+    pipe = master.pipeline(transaction=False)
+    for i in range(2500):
+        pipe.set(f"big:{i}", os.urandom(10_000))  # random: the RDB's LZF cannot shrink them
+    pipe.execute()
+    replicas = [redis.Redis(port=rivulet(procs).port) for _ in range(2)]
+    for replica in replicas:
+        replica.execute_command("REPLICAOF", "127.0.0.1", str(master_proc.port))
+    for replica in replicas:
+        wait_synced(master, replica, timeout=60)
+        assert replica.dbsize() == 2500
+        assert replica.get("big:1234") == master.get("big:1234")
+    assert "Synchronization with replica" in master_proc.log()
+    assert temp_files(master_proc.dir) == []

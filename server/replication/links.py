@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ STATE_NAMES = {WAIT_BGSAVE_START: "wait_bgsave", WAIT_BGSAVE_END: "wait_bgsave",
 class ReplicaLink:
     __slots__ = ("client", "state", "listening_port", "announced_ip", "capa_eof", "capa_psync2",
                  "rdb_only", "rdb_without_data", "pre_psync", "ack_off", "aof_off", "ack_time",
-                 "initial_offset", "pending", "stream_on_ack", "bulk", "bulk_pos")
+                 "initial_offset", "pending", "stream_on_ack", "bulk_fd", "bulk_size", "bulk_pos")
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -49,9 +50,16 @@ class ReplicaLink:
         self.pending = bytearray()
         # Diskless: the stream starts once it acknowledges having loaded the payload.
         self.stream_on_ack = False
-        # A disk snapshot being sent (SEND_BULK), as fast as its connection takes it.
-        self.bulk: memoryview | None = None
+        # A disk snapshot being sent (SEND_BULK), read from its file (an open descriptor, -1
+        # when none) as fast as its connection takes it.
+        self.bulk_fd = -1
+        self.bulk_size = 0
         self.bulk_pos = 0
+
+    def close_bulk(self) -> None:
+        if self.bulk_fd >= 0:
+            os.close(self.bulk_fd)
+            self.bulk_fd = -1
 
     @property
     def is_replica(self) -> bool:

@@ -325,13 +325,19 @@ class Master:
         replicas = [link for link in self.child_replicas if not link.client.closed]
         self.child = None
         self.child_replicas = []
-        data = b""
+        # A disk snapshot is sent from its file, each replica at its own pace: one descriptor
+        # each, open before the file is unlinked, so the snapshot is never held in memory.
+        fds: list[int] = []
+        size = 0
         if ok and not child.socket:
             try:
-                with open(child.path, "rb") as fh:
-                    data = fh.read()
+                size = os.path.getsize(child.path)
+                for _link in replicas:
+                    fds.append(os.open(child.path, os.O_RDONLY))
             except OSError as exc:
                 log.warning("SYNC failed. Can't open/stat DB after BGSAVE: %s", exc.strerror)
+                for fd in fds:
+                    os.close(fd)
                 ok = False
         child.close()
         if not ok:
@@ -350,8 +356,10 @@ class Master:
                     self._online(link)
                 else:
                     link.state = SEND_BULK
-                    link.bulk = memoryview(b"$%d\r\n" % len(data) + data)
+                    link.bulk_fd = fds.pop()
+                    link.bulk_size = size
                     link.bulk_pos = 0
+                    link.send(b"$%d\r\n" % size)
                     self._pump(link)
         # Replicas that arrived during this snapshot (and could not join it) get the next.
         if any(link.state == WAIT_BGSAVE_START for link in self.replicas):
@@ -364,17 +372,26 @@ class Master:
     def _pump(self, link: ReplicaLink) -> None:
         """Send the next pieces of a disk snapshot while the replica's connection takes them;
         once all is sent, the replica is online (Redis's sendBulkToSlave)."""
-        bulk = link.bulk
         client = link.client
-        while bulk is not None and not client.closed:
+        while link.bulk_fd >= 0 and not client.closed:
             if link.write_blocked():
                 return  # writable() continues when the connection drains
             pos = link.bulk_pos
-            link.send(bytes(bulk[pos:pos + _BULK_CHUNK]))
-            client.flush()
-            link.bulk_pos = pos + _BULK_CHUNK
-            if link.bulk_pos >= len(bulk):
-                link.bulk = bulk = None
+            if pos < link.bulk_size:
+                try:
+                    chunk = os.pread(link.bulk_fd, min(_BULK_CHUNK, link.bulk_size - pos), pos)
+                except OSError as exc:
+                    chunk = b""
+                    log.warning("Read error sending DB to replica: %s", exc.strerror)
+                if not chunk:
+                    link.close_bulk()
+                    client.close()
+                    return
+                link.send(chunk)
+                client.flush()
+                link.bulk_pos = pos + len(chunk)
+            if link.bulk_pos >= link.bulk_size:
+                link.close_bulk()
                 link.stream_on_ack = False
                 self._online(link)
 
@@ -432,6 +449,7 @@ class Master:
         if link is None or link not in self.replicas:
             return
         self.replicas.remove(link)
+        link.close_bulk()
         if link.state == ONLINE:
             log.log(NOTICE, "Connection with replica %s lost.", self.replica_name(link))
         if link in self.child_replicas:
