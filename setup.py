@@ -65,6 +65,8 @@ COMPILED = [
     "server/commands/mpop_args.py",
     "server/commands/runs.py",
     "server/commands/lists_blocking.py",
+    # Every BLPOP / BZPOPMIN parses its timeout, and again when woken.
+    "server/commands/block_timeout.py",
     "server/commands/bits.py",
     "server/popcounts.py",
     "server/commands/lcs.py",
