@@ -255,10 +255,9 @@ def execute_run(client: Client, cmd: Command, commands: list[list[bytes]], start
             or (cmd.is_write and server.write_error is not None)):
         return 0
     # Under maxmemory, Redis checks before each call: a call that adds data may be the one
-    # that crosses the limit, and the next must then evict or be refused. Runs of such calls
-    # take the single path; a run of reads or removals changes nothing the check sees, after
-    # the eviction made before it.
-    if client.keyspace.maxmemory and (cmd.denyoom or not run_may_start(client, cmd)):
+    # that crosses the limit, and the next must then evict or be refused. A run is made only
+    # where those checks could not tell its calls apart (server/evict.py).
+    if client.keyspace.maxmemory and not run_may_start(client, cmd, commands[start]):
         return 0
     return run_calls(client, cmd, commands, start)
 

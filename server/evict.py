@@ -43,6 +43,13 @@ EVICT_RUNNING: Final = 1
 EVICT_FAIL: Final = 2
 
 EVPOOL_SIZE: Final = 16
+# The candidates' score (_score), from the policy's name.
+_IDLE: Final = 0  # -lru: the longest idle first
+_RARE: Final = 1  # -lfu: the least frequently used first
+_TTL: Final = 2  # volatile-ttl: the nearest expiry first
+# Bound once: compiled, a Final name is a C static, a module attribute a lookup per call.
+_random: Final = random.random
+_monotonic: Final = time.monotonic
 # How old a list of sampled keys may get before it is taken again (seconds).
 SAMPLER_MAX_AGE: Final = 1.0
 
@@ -66,7 +73,7 @@ class _Sampler:
         self.misses = 0
 
     def sample(self, source: dict[bytes, Any], count: int) -> list[bytes]:
-        now = time.monotonic()
+        now = _monotonic()
         if (not self.keys or now - self.taken > SAMPLER_MAX_AGE
                 or self.misses > len(self.keys) // 2):
             self.keys = list(source)
@@ -76,8 +83,9 @@ class _Sampler:
         if not keys:
             return []
         out = []
+        n = len(keys)
         for _ in range(count):
-            key = keys[random.randrange(len(keys))]
+            key = keys[int(_random() * n)]
             if key in source:
                 out.append(key)
             else:
@@ -93,7 +101,9 @@ class Evictor:
         self.keyspace: Keyspace = server.keyspace
         # Best candidates last: [score, db index, key], higher score = better to evict.
         self.pool: list[list[Any]] = []
-        self.samplers: dict[tuple[int, bool], _Sampler] = {}
+        # Per database: the sampler of all its keys, and of its keys with a TTL.
+        self.samplers: list[tuple[_Sampler, _Sampler]] = [
+            (_Sampler(), _Sampler()) for _db in self.keyspace.dbs]
         self.next_db = 0
         self.exceeded_since = 0.0  # when used memory last went over the limit (0: it is not)
         self.exceeded_total = 0.0  # seconds spent over it, before the current period
@@ -143,23 +153,29 @@ class Evictor:
         return result
 
     def _evict(self, tofree: int) -> int:
+        # The settings are read once per cycle, not per key (the configuration is a Python
+        # mapping with a lookup of its own).
         config = self.server.config
-        policy = config["maxmemory-policy"]
+        policy: str = config["maxmemory-policy"]
+        samples: int = config["maxmemory-samples"]
         limit_s = time_limit_us(config["maxmemory-eviction-tenacity"]) / 1e6
-        start = time.monotonic()
+        allkeys = policy.startswith("allkeys")
+        pooled = policy.endswith(("-lru", "-lfu")) or policy == "volatile-ttl"
+        kind = _TTL if policy == "volatile-ttl" else _RARE if policy.endswith("-lfu") else _IDLE
+        start = _monotonic()
         freed = 0
         evicted = 0
         while freed < tofree:
-            if policy.endswith(("-lru", "-lfu")) or policy == "volatile-ttl":
-                found = self._pick_from_pool(policy)
+            if pooled:
+                found = self._pick_from_pool(kind, allkeys, samples)
             else:
-                found = self._pick_random(policy == "allkeys-random")
+                found = self._pick_random(allkeys)
             if found is None:
                 return EVICT_FAIL
             db, key = found
             freed += self._delete(db, key)
             evicted += 1
-            if evicted % 16 == 0 and time.monotonic() - start > limit_s:
+            if evicted % 16 == 0 and _monotonic() - start > limit_s:
                 self._continue_later()
                 return EVICT_RUNNING
             if freed >= tofree:
@@ -170,18 +186,16 @@ class Evictor:
         return EVICT_RUNNING if self.running else EVICT_OK
 
     def _sampler(self, db: int, allkeys: bool) -> _Sampler:
-        sampler = self.samplers.get((db, allkeys))
-        if sampler is None:
-            sampler = self.samplers[(db, allkeys)] = _Sampler()
-        return sampler
+        pair = self.samplers[db]
+        return pair[0] if allkeys else pair[1]
 
-    def _score(self, policy: str, db: Database, key: bytes) -> int:
+    def _score(self, kind: int, db: Database, key: bytes) -> int:
         ks = self.keyspace
-        if policy == "volatile-ttl":
+        if kind == _TTL:
             # The sooner the expiry, the better the candidate.
             return -db.expires[key]
         access = db.access_of(key)
-        if policy.endswith("-lfu"):
+        if kind == _RARE:
             return 255 - (ks.lfu_counter(access) if access is not None else 0)
         if access is None:
             access = 0
@@ -190,15 +204,15 @@ class Evictor:
         # Idle milliseconds at the LRU clock's resolution (Redis's estimateObjectIdleTime).
         return (clock - then if clock >= then else clock + 0xFFFFFF - then) * 1000
 
-    def _populate(self, policy: str, db: Database, allkeys: bool) -> int:
+    def _populate(self, kind: int, db: Database, allkeys: bool, samples: int) -> int:
         source = db.data if allkeys else db.expires
-        keys = self._sampler(db.index, allkeys).sample(
-            source, self.server.config["maxmemory-samples"])
+        keys = self._sampler(db.index, allkeys).sample(source, samples)
         pool = self.pool
+        data = db.data
         for key in keys:
-            if key not in db.data:
+            if key not in data:
                 continue
-            score = self._score(policy, db, key)
+            score = self._score(kind, db, key)
             # As evictionPoolPopulate: no room and not better than the worst: skip it.
             if len(pool) >= EVPOOL_SIZE and score <= pool[0][0]:
                 continue
@@ -210,8 +224,8 @@ class Evictor:
                 del pool[0]
         return len(keys)
 
-    def _pick_from_pool(self, policy: str) -> tuple[Database, bytes] | None:
-        allkeys = policy.startswith("allkeys")
+    def _pick_from_pool(self, kind: int, allkeys: bool,
+                        samples: int) -> tuple[Database, bytes] | None:
         dbs = self.keyspace.dbs
         pool = self.pool
         # Bounded: an expires dict may hold only entries of keys already gone.
@@ -222,7 +236,7 @@ class Evictor:
                 if n == 0:
                     continue
                 total += n
-                self._populate(policy, db, allkeys)
+                self._populate(kind, db, allkeys, samples)
             if not total:
                 return None
             # Best to worst; an entry whose key is gone (or lost its TTL) is a ghost.
@@ -254,7 +268,7 @@ class Evictor:
         (`evicted`), log its DEL (UNLINK under lazyfree-lazy-eviction); the bytes it counted."""
         ks = self.keyspace
         size = db.sizes.get(key, 0)
-        if not size or key in db.changed:
+        if not size or key in db.changed or key in db.deferred:
             size = used_memory.key_usage(key, db.data[key], used_memory.SAMPLES)
         if not db.delete(key):
             # It was past its expiry: deleted as expired (and logged so) by the lookup.
@@ -305,12 +319,30 @@ def _queued_denyoom(client: Client) -> bool:
     return any(queued.denyoom for queued, _argv in client.multi or ())
 
 
-def run_may_start(client: Client, cmd: Command) -> bool:
-    """For a pipelined run of calls that add no data (reads, pops: dispatch.execute_run): evict
-    as before one command; such a run is never refused, and cannot take memory over the limit
-    (runs of `denyoom` calls are not made while a limit is set)."""
+def run_may_start(client: Client, cmd: Command, first: list[bytes]) -> bool:
+    """For a pipelined run of cmd's calls starting with `first` (dispatch.execute_run): evict as before one
+    command; whether the run may go through the run handler with the outcome of a check before
+    each of its calls.
+
+    A run of calls that add no data (reads, pops) is never refused and cannot take memory over
+    the limit. A run of `denyoom` calls (XADD, HSET, RPUSH, SADD, ZADD...) may, so it runs as a
+    batch only where checking each call could change nothing: the first check left the figure
+    within the limit (nothing to evict, nothing refused), and its key holds a value whose
+    estimate waits for the server cron (server/used_memory.py), so that none of the run's
+    calls moves the figure (no key is created, no estimate is taken) and every later check
+    would see what the first one saw. Elsewhere, the calls take the single path, each checked:
+    the one that crosses the limit runs, the next evicts or is refused."""
     evictor: Evictor = client.server.evictor
-    return evictor.perform() != EVICT_FAIL or not cmd.denyoom
+    if not evictor.safe():
+        return True  # (no check evicts or refuses: loading, paused, a replica's own limit)
+    result = evictor.perform()
+    if not cmd.denyoom:
+        return True
+    if result != EVICT_OK or len(first) < 2:
+        return False
+    db = client.db
+    key = first[1]  # (every run of denyoom calls is a run of calls to one key)
+    return used_memory.is_deferred(db, key) and (not db.expires or key not in db.expires)
 
 
 def before_command(client: Client, cmd: Command) -> ErrorReply | None:

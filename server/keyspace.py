@@ -61,7 +61,7 @@ def type_name(value: Any) -> bytes:
 
 class Database:
     __slots__ = ("index", "data", "expires", "keyspace", "access", "encodings", "sizes",
-                 "changed")
+                 "changed", "deferred")
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
         self.index = index
@@ -78,10 +78,12 @@ class Database:
         # what they hold (a string APPENDed to is "raw" in Redis whatever its content): set by
         # the writing command, dropped when the key gets another value.
         self.encodings: dict[bytes, bytes] = {}
-        # The memory figure (server/used_memory.py): each key's last size estimate, and the keys
-        # written since, whose estimate is brought up to date when the figure is next read.
+        # The memory figure (server/used_memory.py): each key's last size estimate, the keys
+        # written since, whose estimate is brought up to date when the figure is next read, and
+        # the large ones among them, which wait for the server cron.
         self.sizes: dict[bytes, int] = {}
         self.changed: set[bytes] = set()
+        self.deferred: set[bytes] = set()
 
     def __len__(self) -> int:
         return len(self.data)
@@ -393,6 +395,7 @@ class Database:
         ks.dirty += 1
         if ks.maxmemory:
             self.changed.add(key)
+            ks.unmeasured = True
         if ks.watchers:
             ks.touch_watched(self.index, key)
 
@@ -415,6 +418,9 @@ class Keyspace:
         self.table_sizes = [0] * databases
         self.table_counts = [0] * databases  # the keys the table sizes were measured with
         self.tables_bytes = 0
+        # A key was written since the figure was last brought up to date (a refresh with
+        # nothing to do then costs one field test).
+        self.unmeasured = False
         # INFO's keyspace_hits / keyspace_misses: what read lookups found (Redis's lookupKey
         # counts the reads, not the writes' lookups).
         self.hits = 0

@@ -54,16 +54,27 @@ def _tables(db: Database) -> int:
 def refresh(keyspace: Keyspace, large_too: bool = False, budget: int = -1) -> None:
     """Bring the figure up to date with the keys written since the last refresh: all of them,
     or `budget` keys (the cron's share when no limit is set). Large values are estimated
-    again only when `large_too` (the cron)."""
+    again only when `large_too` (the cron); until then they wait in `Database.deferred`, so
+    that the refresh before each command costs one field test when nothing was written and
+    a few set operations per key written."""
+    if not keyspace.unmeasured and not large_too:
+        return
     total = keyspace.dataset_bytes
     tables = keyspace.tables_bytes
+    pending = False
     for db in keyspace.dbs:
         changed = db.changed
-        if not changed or budget == 0:
+        if large_too and db.deferred:
+            changed.update(db.deferred)
+            db.deferred = set()
+        if not changed:
+            continue
+        if budget == 0:
+            pending = True
             continue
         sizes = db.sizes
         data = db.data
-        kept: list[bytes] = []
+        deferred = db.deferred
         while changed and budget != 0:
             key = changed.pop()
             budget -= 1
@@ -76,13 +87,13 @@ def refresh(keyspace: Keyspace, large_too: bool = False, budget: int = -1) -> No
                     total -= old
                 continue
             if old > LARGE_VALUE and not large_too:
-                kept.append(key)
+                deferred.add(key)
                 continue
             new = key_usage(key, value, SAMPLES)
             sizes[key] = new
             total += new - old
-        if kept:
-            changed.update(kept)
+        if changed:
+            pending = True
         # The tables are resized only as keys come and go, which marks them changed.
         counts = len(data) + (len(db.expires) << 32)
         if counts != keyspace.table_counts[db.index]:
@@ -92,12 +103,20 @@ def refresh(keyspace: Keyspace, large_too: bool = False, budget: int = -1) -> No
             keyspace.table_sizes[db.index] = table
     keyspace.dataset_bytes = total
     keyspace.tables_bytes = tables
+    keyspace.unmeasured = pending
+
+
+def is_deferred(db: Database, key: bytes) -> bool:
+    """Whether writes to key leave the figure alone until the next cron tick: a value whose
+    last estimate is large (strings, counted as written, never are)."""
+    return db.sizes.get(key, 0) > LARGE_VALUE and key in db.data
 
 
 def forget(db: Database, key: bytes) -> int:
     """Take a key just deleted out of the figure at once (eviction); the bytes it counted."""
     size = db.sizes.pop(key, 0)
     db.changed.discard(key)
+    db.deferred.discard(key)
     db.keyspace.dataset_bytes -= size
     return size
 
@@ -121,6 +140,7 @@ def track(keyspace: Keyspace) -> None:
     on = bool(keyspace.maxmemory)
     for db in keyspace.dbs:
         db.sizes = {}
+        db.deferred = set()
         changed: set[bytes] = set()
         for key, value in db.data.items():
             if type(value) is bytes or type(value) is bytearray:
@@ -129,6 +149,7 @@ def track(keyspace: Keyspace) -> None:
                 changed.add(key)
         db.changed = changed
     keyspace.dataset_bytes = total
+    keyspace.unmeasured = on
 
 
 def used_memory(keyspace: Keyspace) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 
 import pytest
 import redis
@@ -456,3 +457,43 @@ def test_pipelined_crossing_shape_as_redis_74(name):
         ref.cleanup()
     first_oom = theirs.index(b"OOM")
     assert 0 < first_oom and theirs[first_oom:] == [b"OOM"] * (16 - first_oom)
+
+
+def _used(conn: RawConnection) -> int:
+    return int(call_raw(conn, "INFO", "memory").split(b"used_memory:")[1].split(b"\r\n")[0])
+
+
+def test_pipelined_xadds_to_a_large_stream(ours):
+    """A stream whose estimate is large is estimated again once per server cron tick, so the
+    checks before each of a pipeline's XADDs to it all see the figure the first one saw:
+    Rivulet runs them as one batch, with the outcome of checking each. Over the limit every
+    call is refused; just under it every call runs, and the next tick's figure refuses the
+    next XADD."""
+    conn = RawConnection(ours.port)
+    try:
+        call_raw(conn, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "10gb")
+        for _ in range(200):
+            call_raw(conn, "XADD", "big", "*", "f", "x" * 1000)
+        time.sleep(0.3)  # (the cron's estimate of the large stream)
+        script = [("XADD", "big", "*", "f", "y" * 100)] * 16 + [("PING",)]
+        wire = b"".join(encode_command(*cmd) for cmd in script)
+
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "1")
+        conn.send(wire)
+        assert [read_reply(conn) for _ in script] == [OOM] * 16 + [b"+PONG\r\n"]
+        assert call_raw(conn, "XLEN", "big") == b":200\r\n"
+
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "10gb")
+        call_raw(conn, "CONFIG", "SET", "maxmemory", str(_used(conn) + 100))
+        conn.send(wire)
+        replies = [read_reply(conn) for _ in script]
+        assert all(r.startswith(b"$") for r in replies[:16]) and replies[16] == b"+PONG\r\n"
+        assert call_raw(conn, "XLEN", "big") == b":216\r\n"
+        time.sleep(0.3)
+        assert call_raw(conn, "XADD", "big", "*", "f", "z") == OOM
+        stats = call_raw(conn, "INFO", "commandstats").decode().split("cmdstat_xadd:")[1]
+        assert stats.startswith("calls=216,") and "rejected_calls=17," in stats
+    finally:
+        call_raw(conn, "CONFIG", "SET", "maxmemory", "0")
+        conn.close()

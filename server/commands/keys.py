@@ -358,6 +358,7 @@ def swapdb(client: Client, argv: list[bytes]) -> Any:
         a.encodings, b.encodings = b.encodings, a.encodings
         a.sizes, b.sizes = b.sizes, a.sizes
         a.changed, b.changed = b.changed, a.changed
+        a.deferred, b.deferred = b.deferred, a.deferred
         for tables in (keyspace.table_sizes, keyspace.table_counts):
             tables[first], tables[second] = tables[second], tables[first]
         _scan_snapshots.pop(a, None)

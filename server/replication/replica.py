@@ -784,6 +784,7 @@ class MasterLink:
             db.flush()
             db.data, db.expires, db.access = new.data, new.expires, new.access
             db.encodings, db.sizes, db.changed = new.encodings, new.sizes, new.changed
+            db.deferred = new.deferred
             for key in list(db.data):
                 if (db.index, key) in keyspace.watchers:
                     keyspace.touch_watched(db.index, key)
