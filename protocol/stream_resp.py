@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from protocol.encoder import BULK_HDR_CACHE
 from protocol.reply import Raw
+from streams.ids import SEQ_DIGITS
 from streams.storage import read_len
 
 if TYPE_CHECKING:
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
 
 _U64: Final = (1 << 64) - 1
 
-# The decimal sequence numbers a busy millisecond uses: formatting an int costs more than the
-# rest of an ID, and IDs made in one millisecond have small, consecutive ones.
-_SEQ_DIGITS: Final = [b"%d" % n for n in range(4096)]
 # "\r\n$<n>\r\n": the end of the previous element and the header of an n-byte bulk string.
 _ITEM_HEADS: Final = [b"\r\n$%d\r\n" % n for n in range(1024)]
 # "*<n>" without its CRLF: the header of a reply of n entries (the first entry brings the CRLF).
@@ -87,7 +85,7 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
     schema = _schema(names)
     pieces = schema.pieces
     heads = schema.heads
-    digits_table = _SEQ_DIGITS
+    digits_table = SEQ_DIGITS
     n = hi - lo
     k = n - 1 if reverse else 0
     step = -1 if reverse else 1
@@ -249,7 +247,7 @@ def id_run_reply(first: int, count: int) -> bytes:
     ms = first >> 64
     seq = first & _U64
     end = seq + count
-    if end > len(_SEQ_DIGITS):
+    if end > len(SEQ_DIGITS):
         parts = []
         for eid in range(first, first + count):
             sid = b"%d-%d" % (eid >> 64, eid & _U64)
@@ -263,9 +261,9 @@ def id_run_reply(first: int, count: int) -> bytes:
     while seq < end:
         # Sequence numbers with the same digit count share one bulk header.
         stop = end if end < bound else bound
-        prefix = b"$%d\r\n%b" % (len(head) + len(_SEQ_DIGITS[seq]), head)
+        prefix = b"$%d\r\n%b" % (len(head) + len(SEQ_DIGITS[seq]), head)
         parts.append(prefix)
-        parts.append((b"\r\n" + prefix).join(_SEQ_DIGITS[seq:stop]))
+        parts.append((b"\r\n" + prefix).join(SEQ_DIGITS[seq:stop]))
         parts.append(b"\r\n")
         seq = stop
         bound *= 10

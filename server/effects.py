@@ -20,12 +20,13 @@ from __future__ import annotations
 from typing import Protocol
 
 # (database index, argv): each consumer follows the database itself (the AOF writes a SELECT
-# when it changes).
-Effect = tuple[int, list[bytes]]
+# when it changes). In place of an argv, bytes: commands already in their RESP form, which a run
+# handler encodes for all the calls of its run at once (`Effects.add_encoded`).
+Effect = tuple[int, list[bytes] | bytes]
 
 # Headers of the usual sizes, made once (as the reply encoder does).
-_ARRAY_HEADERS = [b"*%d\r\n" % n for n in range(64)]
-_BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
+ARRAY_HEADERS = [b"*%d\r\n" % n for n in range(64)]
+BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
 _MULTI = b"*1\r\n$5\r\nMULTI\r\n"
 _EXEC = b"*1\r\n$4\r\nEXEC\r\n"
 
@@ -42,11 +43,14 @@ def encode_effects(effects: list[Effect], transaction: bool, selected_db: int) -
             name = b"%d" % db
             parts.append(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(name), name))
             selected_db = db
+        if isinstance(argv, bytes):
+            parts.append(argv)
+            continue
         n = len(argv)
-        parts.append(_ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n)
+        parts.append(ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n)
         for arg in argv:
             m = len(arg)
-            parts.append(_BULK_HEADERS[m] if m < 1024 else b"$%d\r\n" % m)
+            parts.append(BULK_HEADERS[m] if m < 1024 else b"$%d\r\n" % m)
             parts.append(arg)
             parts.append(b"\r\n")
     if transaction:
@@ -92,6 +96,12 @@ class Effects:
         """Record argv, run in database db, as (part of) the running command's effect."""
         if self.active:
             self.pending.append((db, argv))
+
+    def add_encoded(self, db: int, data: bytes) -> None:
+        """Record commands already encoded as RESP (what encode_effects makes of their argvs),
+        run in database db: a run handler's effects for all of its calls, built in one go."""
+        if self.active:
+            self.pending.append((db, data))
 
     def end_transaction(self) -> None:
         """EXEC ran its commands: what they did goes out as one MULTI ... EXEC (if anything)."""

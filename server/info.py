@@ -263,6 +263,8 @@ def section_persistence(server: Server) -> str:
             ("aof_pending_rewrite", 0), ("aof_buffer_length", len(aof.buf)),
             ("aof_pending_bio_fsync", 0), ("aof_delayed_fsync", 0),
         ]
+    if server.loading or server.async_loading:
+        pairs += server.loading_progress.info_fields()
     return "# Persistence\r\n" + _lines(pairs)
 
 

@@ -21,6 +21,7 @@ from server.entry_cache import EntryCache
 from server.evict import Evictor
 from server.keyspace import Keyspace
 from server.listeners import Listener, ListenError, wait_closed
+from server.loading import LoadingProgress
 from server.pending_writes import PendingWrites
 from server.persistence.manager import Persistence
 from server.protected_mode import PROTECTED_MODE_ERROR, is_loopback
@@ -59,6 +60,8 @@ class Server:
         # A replica loading its master's snapshot beside the dataset clients still read
         # (repl-diskless-load swapdb): INFO's async_loading.
         self.async_loading = False
+        # How far the load in progress has come (INFO's loading_* fields).
+        self.loading_progress = LoadingProgress()
         # Set while writes must be refused: the persistence error (MISCONF) first, else the
         # lack of good replicas (NOREPLICAS); see refresh_write_error.
         self.write_error: str | None = None

@@ -135,9 +135,10 @@ def parse_strict_id(arg: bytes, *, missing_seq: int = 0) -> int:
     return _generic_parse(arg, missing_seq, True, False)[0]
 
 
-# Sequence numbers as IDs made within one millisecond spell them: a dict hit is a fraction of
-# int() on bytes.
-_SEQ_VALUES: Final[dict[bytes, int]] = {b"%d" % n: n for n in range(4096)}
+# Sequence numbers as IDs made within one millisecond spell them, made once: writing one is a
+# list index, reading one a dict hit, a fraction of formatting or of int() on bytes.
+SEQ_DIGITS: Final[list[bytes]] = [b"%d" % n for n in range(4096)]
+_SEQ_VALUES: Final[dict[bytes, int]] = {digits: n for n, digits in enumerate(SEQ_DIGITS)}
 
 
 def parse_strict_ids(args: list[bytes]) -> list[int]:

@@ -1,5 +1,8 @@
 """The effect form of consumer-group changes: commands that recreate the exact state.
 
+An XADD with `*` is logged as the XADD with the ID it got; a run of them (a producer's pipeline)
+is encoded here straight into the RESP of those XADDs, one bytes object for the run.
+
 Deliveries and claims depend on the clock and on who asked first, so they are logged as their
 effect, as Redis propagates them: each pending record as an XCLAIM that sets its owner, delivery
 time and delivery count (FORCE JUSTID), a record released by XNACK as the XNACK that releases it
@@ -12,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from streams.ids import format_id
+from server.effects import ARRAY_HEADERS, BULK_HEADERS
+from streams.ids import SEQ_DIGITS, U64, format_id
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -56,3 +60,37 @@ def propagate_deliveries(client: Client, key: bytes, group: ConsumerGroup,
     """Log each delivered ID as the pending record the delivery left."""
     for eid in ids:
         client.propagate(claim_effect(key, group, eid))
+
+
+def xadd_run_effect(key: bytes, first: int, run: list[list[bytes]], count: int) -> bytes:
+    """The RESP of `XADD key <id> field value ...` for the first count calls of run (`XADD key
+    * ...`), which got the consecutive IDs first, first + 1, ...: the same bytes as encoding each
+    call's effect argv, built without an argv per call."""
+    head = b"$4\r\nXADD\r\n$%d\r\n%b\r\n" % (len(key), key)
+    crlf = b"\r\n"
+    parts: list[bytes] = []
+    ms = -1
+    prefix = b""
+    eid = first
+    for j in range(count):
+        argv = run[j]
+        n = len(argv)
+        parts.append(ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n)
+        parts.append(head)
+        if eid >> 64 != ms:  # a sequence that overflowed carries into the milliseconds
+            ms = eid >> 64
+            prefix = b"%d-" % ms
+        seq = eid & U64
+        digits = SEQ_DIGITS[seq] if seq < len(SEQ_DIGITS) else b"%d" % seq
+        parts.append(BULK_HEADERS[len(prefix) + len(digits)])
+        parts.append(prefix)
+        parts.append(digits)
+        for i in range(3, n):
+            arg = argv[i]
+            m = len(arg)
+            parts.append(crlf)
+            parts.append(BULK_HEADERS[m] if m < 1024 else b"$%d\r\n" % m)
+            parts.append(arg)
+        parts.append(crlf)
+        eid += 1
+    return b"".join(parts)

@@ -7,7 +7,7 @@ error a client sees (e.g. a bad MAXLEN wins over an odd field count, which wins 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply
@@ -15,12 +15,13 @@ from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
 from server.commands.runs import announce_calls, notify_times, run_end
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
+from server.commands.stream_propagate import xadd_run_effect
 from server.keyspace import now_ms
 from server.notify import NOTIFY_STREAM, notify, notify_keyspace_event
 from streams import ACKED, DELREF, KEEPREF, Stream, StreamError, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
 from streams.idempotency import auto_iid
-from streams.ids import MAX_ID, format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
+from streams.ids import MAX_ID, SEQ_DIGITS, U64, format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
 from streams.storage import MAX_NODE_SIZE, fields_size
 
 if TYPE_CHECKING:
@@ -395,13 +396,14 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     effects = client.effects
     if effects.active:
         # Each entry as an XADD with the ID it was given (dispatch hands them on with the run).
-        index = db.index
-        pending = effects.pending
-        for eid, argv in zip(eids, run, strict=False):
-            pending.append((index, [b"XADD", key, format_id(eid), *argv[3:]]))
+        effects.add_encoded(db.index, xadd_run_effect(key, eids[0], run, done))
     # add_many's IDs follow each other (first, first + 1, ...).
     client.out.append(id_run_reply(eids[0], done))
     return done
+
+
+# Past the sequence numbers spelled in advance: no next ID is predicted.
+_SEQ_PREDICTED: Final = len(SEQ_DIGITS)
 
 
 def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> int:
@@ -421,19 +423,35 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
     ids: list[int] = []
     entries: list[Sequence[bytes]] = []
     sizes: list[int] = []
+    # A master's stream carries its runs' consecutive IDs: an ID spelled as the one after the
+    # previous (same "<ms>-" text, the next sequence number's digits) is that ID, unparsed.
+    prefix = b""
+    next_seq = _SEQ_PREDICTED  # none predicted yet
     for i in range(start, last):
         argv = commands[i]
-        try:
-            given = parse_xadd_id(argv[2])
-        except StreamError:
-            break  # its error, from the single path
-        if given is None or not given[1] or given[0] <= prev:
-            break
+        arg = argv[2]
+        if next_seq < _SEQ_PREDICTED and arg == prefix + SEQ_DIGITS[next_seq]:
+            eid = prev + 1
+            seq = next_seq
+        else:
+            try:
+                given = parse_xadd_id(arg)
+            except StreamError:
+                break  # its error, from the single path
+            if given is None or not given[1] or given[0] <= prev:
+                break
+            eid = given[0]
+            dash = arg.find(b"-")
+            prefix = arg[:dash + 1]
+            # Predicted only after milliseconds in plain digits, which read the same whatever
+            # follows them (no NUL, no length limit reached).
+            seq = eid & U64 if 0 < dash < 19 and prefix[:-1].isdigit() else _SEQ_PREDICTED
         fields = argv[3:]
         size = fields_size(fields)
         if size > MAX_NODE_SIZE:
             break
-        prev = given[0]
+        prev = eid
+        next_seq = seq + 1 if seq < _SEQ_PREDICTED else _SEQ_PREDICTED
         ids.append(prev)
         entries.append(fields)
         sizes.append(size)
@@ -450,12 +468,17 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
     keyspace.dirty += done - 1  # one change per entry, as one by one
     keyspace.signal_ready(db.index, key)
     announce_calls(client, db, key, commands, start, start + done, NOTIFY_STREAM, b"xadd")
+    if client.is_master:
+        return done  # a replica applying its master's stream: the master hears nothing back
+    # The replies, encoded together for each stretch of consecutive IDs.
     out = client.out
-    if ids[-1] - ids[0] == done - 1:
-        out.append(id_run_reply(ids[0], done))
-    else:
-        for eid in ids:
-            out.append(id_run_reply(eid, 1))
+    i = 0
+    while i < done:
+        j = i + 1
+        while j < done and ids[j] == ids[j - 1] + 1:
+            j += 1
+        out.append(id_run_reply(ids[i], j - i))
+        i = j
     return done
 
 

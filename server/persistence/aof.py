@@ -20,7 +20,7 @@ import os
 import threading
 import time
 
-from server.effects import Effects, encode_effects
+from server.effects import Effect, Effects, encode_effects
 
 log = logging.getLogger("rivulet")
 
@@ -89,7 +89,7 @@ class AppendOnlyFile:
 
     # --- feeding -------------------------------------------------------------------------------
 
-    def propagate(self, effects: list[tuple[int, list[bytes]]], transaction: bool) -> None:
+    def propagate(self, effects: list[Effect], transaction: bool) -> None:
         """Append one command's (or one EXEC's) effects, with a SELECT where the database
         changes, inside MULTI ... EXEC for a transaction."""
         shared = self.effects

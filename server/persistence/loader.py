@@ -71,6 +71,7 @@ def _replay(server: Server, path: str) -> Generator[None, None, int]:
     # so remember where it started to truncate there.
     multi_start: int | None = None
     commands = iter_commands(data)
+    progress = server.loading_progress
     try:
         for argv, end in commands:
             cmd = lookup(argv)
@@ -92,6 +93,7 @@ def _replay(server: Server, path: str) -> Generator[None, None, int]:
             valid_end = end
             done += 1
             if done % 2000 == 0:
+                progress.loaded_bytes = end
                 yield
     except AofTruncated as exc:
         _handle_truncation(server, path, exc.offset if multi_start is None else multi_start,

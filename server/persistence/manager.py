@@ -96,7 +96,7 @@ class Persistence:
             return
         path = self.path
         if os.path.exists(path) and os.path.getsize(path) > 0:
-            self._set_loading(True)
+            self._set_loading(True, os.path.getsize(path))
             started = time.monotonic()
             try:
                 self.loaded_commands = await load_aof(self.server, path)
@@ -116,7 +116,7 @@ class Persistence:
         self._open()
 
     async def _load_rdb_file(self, path: str) -> None:
-        self._set_loading(True)
+        self._set_loading(True, os.path.getsize(path))
         started = time.monotonic()
         # Loading creates millions of objects and frees none: collections would only walk them.
         collecting = gc.isenabled()
@@ -144,8 +144,11 @@ class Persistence:
         stats = LoadStats()
         self.keys_loaded = self.keys_expired = 0
         keyspace = self.server.keyspace
+        progress = self.server.loading_progress
         try:
-            yield from load_rdb(data, keyspace, self.server.config, stats)
+            for _ in load_rdb(data, keyspace, self.server.config, stats):
+                progress.advance(stats.loaded_bytes, stats.info.aux)
+                yield
         except RdbLoadError as exc:
             self.load_failed = True
             for db in keyspace.dbs:
@@ -177,8 +180,10 @@ class Persistence:
         # From now on every command's effects are appended (server/effects.py).
         self.server.effects.register(self.aof)
 
-    def _set_loading(self, loading: bool) -> None:
+    def _set_loading(self, loading: bool, size: int = 0) -> None:
         # What replaying the file does is already in it: it is not handed on as effects.
+        if loading:
+            self.server.loading_progress.start(size)
         self.server.loading = loading
         self.server.effects.suspended = loading
         if not loading:
@@ -349,7 +354,7 @@ class Persistence:
             db.flush()
         if not os.path.exists(path):
             return
-        self._set_loading(True)
+        self._set_loading(True, os.path.getsize(path))
         try:
             if save_first:
                 for _ in self._rdb_loader(path):

@@ -483,6 +483,8 @@ def read_records(data: bytes, config: Config, info: RdbFile, now_ms: int, databa
 class LoadStats:
     keys_loaded: int = 0
     keys_expired: int = 0
+    # Where in the file the loading stood at its last pause (INFO's loading_loaded_bytes).
+    loaded_bytes: int = 0
     info: RdbFile = field(default_factory=RdbFile)
 
 
@@ -542,6 +544,7 @@ class _KeyspaceSink(RecordSink):
         self.count += 1
         if self.count >= self.chunk:
             self.stats.keys_loaded += self.count
+            self.stats.loaded_bytes = offset
             self.count = 0
             return True
         return False

@@ -668,9 +668,11 @@ class MasterLink:
         self._disconnect_replicas()
         self.repl.free_backlog()
 
-    def _begin_loading(self, blocking: bool) -> None:
-        """Clients get -LOADING (blocking), or go on with the old dataset (async loading)."""
+    def _begin_loading(self, blocking: bool, size: int) -> None:
+        """Clients get -LOADING (blocking), or go on with the old dataset (async loading);
+        size is the snapshot's, 0 when the master did not announce it."""
         server = self.server
+        server.loading_progress.start(size)
         if blocking:
             server.loading = True
             server.effects.suspended = True
@@ -697,9 +699,10 @@ class MasterLink:
         log.log(NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory")
         stats = LoadStats()
         self.loading = True
-        self._begin_loading(True)
+        self._begin_loading(True, len(payload))
         try:
             for _ in load_rdb(payload, keyspace, server.config, stats, keep_expired=True):
+                server.loading_progress.advance(stats.loaded_bytes, stats.info.aux)
                 await asyncio.sleep(0)
         except RdbLoadError as exc:
             for db in keyspace.dbs:
@@ -734,13 +737,14 @@ class MasterLink:
         log.log(NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory")
         target = self._temp_keyspace() if swap else keyspace
         stats = LoadStats()
-        self._begin_loading(mode != _LOAD_ASYNC)
+        self._begin_loading(mode != _LOAD_ASYNC, 0 if mark else size)
         loaded = False
         try:
             try:
                 payload = await self._receive(reader, mark, size)
                 self.loading = True
                 for _ in load_rdb(payload, target, server.config, stats, keep_expired=True):
+                    server.loading_progress.advance(stats.loaded_bytes, stats.info.aux)
                     await asyncio.sleep(0)
                 loaded = True
             except RdbLoadError as exc:
