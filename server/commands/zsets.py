@@ -201,7 +201,11 @@ def _zadd_generic(client: Client, argv: list[bytes], incr: bool) -> Any:
     i = 2
     n = len(argv)
     while i < n:
-        opt = argv[i].lower()
+        arg = argv[i]
+        # A score (digits, sign, point): no option starts so, and it needs no lower-casing.
+        if not arg or arg[0] < 0x41:
+            break
+        opt = arg.lower()
         if opt == b"nx":
             nx = True
         elif opt == b"xx":
