@@ -68,10 +68,12 @@ def _item_head(n: int) -> bytes:
 
 
 def append_run(parts: list[bytes], run: Run, reverse: bool = False,
-               each: list[bytes] | None = None) -> None:
+               each: list[bytes] | None = None, tail: bytes = b"") -> None:
     """Append to `parts` the entries of `run`, from its last entry down in reverse. With `each`,
     each entry's encoding is joined and appended to `each` instead (`parts` is then scratch
-    space, left empty), for a reader that keeps entries to reuse them."""
+    space, left empty), for a reader that keeps entries to reuse them. With `tail` (the encoded
+    elements after the fields, XREADGROUP CLAIM's idle time and delivery count), each entry is
+    a four-element array ending with it."""
     data: bytes = run.data
     base = run.base
     lo = run.lo
@@ -93,7 +95,10 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
     prefix = b""
     head = b""
     head_digits = -1
+    shape = b"\r\n*4\r\n$%d\r\n%b" if tail else b"\r\n*2\r\n$%d\r\n%b"
     while 0 <= k < n:
+        if tail and last_d >= 0:
+            parts.append(tail)  # the end of the entry before
         if each is not None and parts:
             each.append(b"".join(parts))
             del parts[:]
@@ -109,7 +114,7 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
         digits = digits_table[s] if s < 4096 else b"%d" % s
         nd = len(digits)
         if nd != head_digits:
-            head = b"\r\n*2\r\n$%d\r\n%b" % (len(prefix) + nd, prefix)
+            head = shape % (len(prefix) + nd, prefix)
             head_digits = nd
         parts.append(head)
         parts.append(digits)
@@ -155,6 +160,8 @@ def append_run(parts: list[bytes], run: Run, reverse: bool = False,
             parts.append(_item_head(size))
             parts.append(data[p:p + size])
             p += size
+    if tail and last_d >= 0:
+        parts.append(tail)
     if each is not None and parts:
         each.append(b"".join(parts))
         del parts[:]
@@ -219,6 +226,9 @@ def _append_claimed(parts: list[bytes], eid: int, items: Sequence[bytes], idle: 
     parts.append(b"\r\n:%d\r\n:%d" % (idle, deliveries))
 
 
+_NEW_TAIL: Final = b"\r\n:0\r\n:0"  # a new entry's idle time and delivery count
+
+
 def claim_reply(claimed: Sequence[tuple[int, list[bytes], int, int]], runs: list[Run]) -> Raw:
     """One stream's entries for XREADGROUP CLAIM: each as [id, [field, value, ...], idle ms,
     delivery count], integers in RESP2 and RESP3 alike. The claimed pending entries come first
@@ -231,8 +241,8 @@ def claim_reply(claimed: Sequence[tuple[int, list[bytes], int, int]], runs: list
     for eid, fields, idle, deliveries in claimed:
         _append_claimed(parts, eid, fields, idle, deliveries)
     for run in runs:
-        for eid, fields in run.entries():
-            _append_claimed(parts, eid, fields, 0, 0)
+        # New entries straight from storage, as runs_reply writes them, each closed by its zeros.
+        append_run(parts, run, False, None, _NEW_TAIL)
     return reply_end(parts)
 
 

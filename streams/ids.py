@@ -136,41 +136,55 @@ def parse_strict_id(arg: bytes, *, missing_seq: int = 0) -> int:
 
 
 # Sequence numbers as IDs made within one millisecond spell them, made once: writing one is a
-# list index, reading one a dict hit, a fraction of formatting or of int() on bytes.
+# list index, a fraction of formatting.
 SEQ_DIGITS: Final[list[bytes]] = [b"%d" % n for n in range(4096)]
-_SEQ_VALUES: Final[dict[bytes, int]] = {digits: n for n, digits in enumerate(SEQ_DIGITS)}
 
 
 def parse_strict_ids(args: list[bytes]) -> list[int]:
     """`parse_strict_id` of each argument: the IDs clients send back (XACK, XCLAIM) quickly.
 
-    Those are `ms-seq`, mostly of one millisecond (a batch read from a busy stream): the
-    millisecond is converted once per run of IDs that share it, small sequence numbers come from
-    a table. Anything else takes `_generic_parse`, which also raises the error.
+    Those are `ms-seq`, mostly of one millisecond (a batch read from a busy stream): the digits
+    are read in one pass each (no slice, no table lookup), and the millisecond part is converted
+    to its 128-bit base once per run of IDs that share it. Anything else takes `_generic_parse`,
+    which also raises the error.
     """
     ids: list[int] = []
     prefix = b""  # "ms-" of the previous ID when it took this path
+    plen = 0
     base = 0  # its ms << 64
     for arg in args:
-        if prefix and arg.startswith(prefix):
-            seq_part = arg[len(prefix):]
+        n = len(arg)
+        if plen and plen < n <= plen + 18 and arg.startswith(prefix):
+            i = plen
         else:
-            dash = arg.find(b"-")
-            ms_part = arg[:dash]
-            # At most 18 digits: read the same through string2ll and strtoull, so int() decides.
-            if dash <= 0 or dash > 18 or not ms_part.isdigit():
+            # "ms-": at most 18 digits read the same through string2ll and strtoull, so the
+            # digits alone decide.
+            i = 0
+            ms = 0
+            while i < n and i < 19:
+                c = arg[i]
+                if c < 48 or c > 57:
+                    break
+                ms = ms * 10 + (c - 48)
+                i += 1
+            if i == 0 or i > 18 or i + 1 >= n or arg[i] != 45 or n - i - 1 > 18:
                 ids.append(_generic_parse(arg, 0, True, False)[0])
-                prefix = b""
+                plen = 0
                 continue
-            prefix = arg[:dash + 1]
-            base = int(ms_part) << 64
-            seq_part = arg[dash + 1:]
-        seq = _SEQ_VALUES.get(seq_part)
-        if seq is None:
-            if not seq_part.isdigit() or len(seq_part) > 18:
-                ids.append(_generic_parse(arg, 0, True, False)[0])
-                continue
-            seq = int(seq_part)
+            i += 1
+            prefix = arg[:i]
+            plen = i
+            base = ms << 64
+        seq = 0
+        while i < n:
+            c = arg[i]
+            if c < 48 or c > 57:
+                break
+            seq = seq * 10 + (c - 48)
+            i += 1
+        if i < n:
+            ids.append(_generic_parse(arg, 0, True, False)[0])
+            continue
         ids.append(base | seq)
     return ids
 

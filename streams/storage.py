@@ -293,16 +293,23 @@ class Node:
 
     def ids(self, i: int, j: int) -> list[int]:
         """The IDs of entries i..j-1."""
-        if j - i > 1:
-            # Entries of one millisecond with consecutive sequence numbers (what XADD * and a
-            # pipelined run make): the IDs are consecutive integers, made by range() in C where
-            # building each 128-bit ID from its parts costs a few big-integer operations.
-            first = self.id_at(i)
-            if self.id_at(j - 1) - first == j - 1 - i:
-                return list(range(first, first + j - i))
         ms0 = self.ms0
         msd = self.msd
         seq = self.seq
+        if j - i > 1:
+            # Entries of one millisecond with consecutive sequence numbers (what XADD * and a
+            # pipelined run make): the IDs are consecutive integers, each one addition away from
+            # the one before, where building a 128-bit ID from its parts costs a few big-integer
+            # operations (and range() over big integers multiplies for each item).
+            d = msd[i]
+            s = seq[i]
+            if msd[j - 1] == d and seq[j - 1] - s == j - 1 - i:
+                x = (ms0 + d) << 64 | s
+                out = [x]
+                for _ in range(j - i - 1):
+                    x += 1
+                    out.append(x)
+                return out
         return [(ms0 + msd[k]) << 64 | seq[k] for k in range(i, j)]
 
     def is_dead(self, i: int) -> bool:

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.encoder import BULK_HDR_CACHE
 from protocol.numbers import parse_int
-from protocol.reply import NULL_ARRAY, ErrorReply
+from protocol.reply import NULL_ARRAY, ErrorReply, Raw
 from protocol.stream_resp import claim_reply, entries_reply, runs_reply
 from server.blocking import Block
 from server.command_table import command, streams_key_spec
@@ -60,10 +61,15 @@ _CLAIM_MIN_IDLE = ErrorReply("ERR Invalid min-idle-time argument for XREADGROUP"
 
 def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes], group: bytes,
           consumer: bytes, count: int | None, noack: bool,
-          claim: int = -1, budget: ReplyBudget | None = None) -> list[tuple[bytes, Any]]:
+          claim: int = -1, budget: ReplyBudget | None = None,
+          whole: bytes = b"") -> list[tuple[bytes, Any]]:
     """Check every key and ID (in Redis's order: type, group, ID — key by key), then serve:
     history reads always appear in the reply, `>` reads only when they deliver something.
-    `claim` >= 0 is CLAIM's min-idle-time (a `>` read claims idle pending entries first)."""
+    `claim` >= 0 is CLAIM's min-idle-time (a `>` read claims idle pending entries first).
+
+    `whole`, for a RESP2 read of one stream: the reply's bytes before the entries. A `>` read
+    then serves its entries as the complete reply (`_Whole`), written once, where wrapping
+    them afterwards would copy them again."""
     targets: list[tuple[bytes, Stream, ConsumerGroup, Any]] = []
     for j in range(len(keys)):  # not zip(): compiled, that is a generic call
         key = keys[j]
@@ -108,7 +114,10 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
         elif spec is NEW:
             runs, eids = g.deliver_new(s, c, limit, noack, now)
             if eids:
-                served.append((key, runs_reply(runs)))
+                if whole:
+                    served.append((key, _Whole(runs_reply(runs, False, whole))))
+                else:
+                    served.append((key, runs_reply(runs)))
                 dirty += 1
                 if logging:
                     if not noack:
@@ -125,6 +134,15 @@ def _read(client: Client, db: Database, keys: list[bytes], id_args: list[bytes],
     if dirty:
         client.keyspace.dirty += dirty
     return served
+
+
+class _Whole:
+    """A complete XREADGROUP reply, already encoded (see `_read`'s `whole`)."""
+
+    __slots__ = ("reply",)
+
+    def __init__(self, reply: Raw) -> None:
+        self.reply = reply
 
 
 def _claim_and_read(client: Client, key: bytes, s: Stream, g: ConsumerGroup, c: Consumer,
@@ -278,8 +296,18 @@ def xreadgroup(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     limit = count or None
     budget = ReplyBudget(maxcount, maxsize, client.resp3) if maxcount or maxsize else None
-    served = _read(client, db, keys, id_args, group, consumer, limit, noack, claim, budget)
+    whole = b""
+    if n == 1 and not client.resp3:
+        key = keys[0]
+        size = len(key)
+        # Concatenated: cheaper than a format, which the read may not even use.
+        whole = (b"*1\r\n*2\r\n" + (BULK_HDR_CACHE[size] if size < 1024 else b"$%d\r\n" % size)
+                 + key + b"\r\n")
+    served = _read(client, db, keys, id_args, group, consumer, limit, noack, claim, budget, whole)
     if served:
+        entries = served[0][1]
+        if type(entries) is _Whole:
+            return entries.reply
         return xread_reply(client, served)
     if timeout < 0:
         return NULL_ARRAY
