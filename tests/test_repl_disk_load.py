@@ -9,13 +9,20 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
 
-from tests.replica_helpers import RDB, RedisServer, ScriptedMaster, info, wait_synced, wait_until
+from tests.replica_helpers import (
+    RDB,
+    RedisServer,
+    ScriptedMaster,
+    info,
+    rivulet_server,
+    wait_synced,
+    wait_until,
+)
 from tests.serverproc import ServerProcess
 
 REDIS70 = shutil.which("redis-server")
@@ -31,20 +38,6 @@ def redis_binary() -> str:
     return REDIS74 if HAVE74 else str(REDIS70)
 
 
-@pytest.fixture
-def procs() -> Iterator[list]:
-    started: list = []
-    yield started
-    for proc in reversed(started):
-        proc.cleanup()
-
-
-def rivulet(procs: list, *args: str) -> ServerProcess:
-    proc = ServerProcess(*args).start()
-    procs.append(proc)
-    return proc
-
-
 def real(procs: list, *args: str) -> RedisServer:
     proc = RedisServer(redis_binary(), *args).start()
     procs.append(proc)
@@ -52,7 +45,7 @@ def real(procs: list, *args: str) -> RedisServer:
 
 
 def replica_of(procs: list, kind: str, *args: str) -> Any:
-    return rivulet(procs, *args) if kind == "rivulet" else real(procs, *args)
+    return rivulet_server(procs, *args) if kind == "rivulet" else real(procs, *args)
 
 
 def dataset(r: redis.Redis) -> dict[bytes, Any]:
@@ -91,7 +84,7 @@ def test_the_snapshot_becomes_dump_rdb(procs, replica_kind, master_kind, diskles
     """Both forms of the payload ($EOF:<mark> from a diskless master, $<size> from a disk one)
     end as the replica's dump.rdb, which a restart of the replica alone loads."""
     if master_kind == "rivulet":
-        master_proc: Any = rivulet(procs, "--repl-diskless-sync", diskless_sync,
+        master_proc: Any = rivulet_server(procs, "--repl-diskless-sync", diskless_sync,
                                    "--repl-diskless-sync-delay", "0")
     else:
         master_proc = real(procs, "--repl-diskless-sync", diskless_sync)
@@ -121,7 +114,7 @@ def test_rdb_del_sync_files(procs, replica_kind, save, deleted) -> None:
     """rdb-del-sync-files yes: a replica with neither save points nor the AOF removes the file
     its sync brought once loaded; one with save points keeps it (Rivulet's AOF is on by
     default, so both kinds are told appendonly no)."""
-    master_proc = rivulet(procs, "--repl-diskless-sync", "no")
+    master_proc = rivulet_server(procs, "--repl-diskless-sync", "no")
     master = redis.Redis(port=master_proc.port)
     fill(master)
     replica_proc = replica_of(procs, replica_kind, "--repl-diskless-load", "disabled",
@@ -145,7 +138,7 @@ MARK = b"m" * 40
 def test_a_transfer_cut_short_leaves_no_temp_file(procs) -> None:
     master = ScriptedMaster()
     try:
-        proc = rivulet(procs, "--repl-diskless-load", "disabled")
+        proc = rivulet_server(procs, "--repl-diskless-load", "disabled")
         replica = redis.Redis(port=proc.port)
         replica.set("old", "kept")
         replica.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
@@ -168,7 +161,7 @@ def test_a_transfer_cut_short_leaves_no_temp_file(procs) -> None:
 def test_a_damaged_snapshot_is_refused_and_the_replica_goes_on(procs) -> None:
     master = ScriptedMaster()
     try:
-        proc = rivulet(procs, "--repl-diskless-load", "disabled")
+        proc = rivulet_server(procs, "--repl-diskless-load", "disabled")
         replica = redis.Redis(port=proc.port)
         replica.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
         master.accept()
@@ -194,13 +187,13 @@ def test_a_damaged_snapshot_is_refused_and_the_replica_goes_on(procs) -> None:
 def test_a_large_disk_snapshot_reaches_two_replicas_in_pieces(procs) -> None:
     """A master with repl-diskless-sync no sends its snapshot file in 1 MB pieces as each
     replica's connection drains (one file descriptor per replica, never the file in memory)."""
-    master_proc = rivulet(procs, "--repl-diskless-sync", "no")
+    master_proc = rivulet_server(procs, "--repl-diskless-sync", "no")
     master = redis.Redis(port=master_proc.port)
     pipe = master.pipeline(transaction=False)
     for i in range(2500):
         pipe.set(f"big:{i}", os.urandom(10_000))  # random: the RDB's LZF cannot shrink them
     pipe.execute()
-    replicas = [redis.Redis(port=rivulet(procs).port) for _ in range(2)]
+    replicas = [redis.Redis(port=rivulet_server(procs).port) for _ in range(2)]
     for replica in replicas:
         replica.execute_command("REPLICAOF", "127.0.0.1", str(master_proc.port))
     for replica in replicas:
