@@ -47,8 +47,8 @@ def usage(config: Config) -> str:
     return "\n".join(lines)
 
 
-def parse_config_lines(text: str, source: str) -> list[tuple[str, list[str], str]]:
-    """Directives of a redis.conf-syntax text as (name, args, where) triples."""
+def parse_config_lines(text: str) -> list[tuple[str, list[str], str]]:
+    """Directives of a redis.conf-syntax text as (name, args, where) triples, where in Redis's words."""
     directives = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -57,8 +57,10 @@ def parse_config_lines(text: str, source: str) -> list[tuple[str, list[str], str
         try:
             parts = shlex.split(line, posix=True)
         except ValueError:
-            raise UsageError(f"{source}, line {number}: >>> '{line}'\nUnbalanced quotes in configuration line") from None
-        directives.append((parts[0].lower(), parts[1:], f"{source}, line {number}: >>> '{line}'"))
+            raise UsageError(f"Reading the configuration file, at line {number}\n>>> '{line}'\n"
+                             "Unbalanced quotes in configuration line") from None
+        directives.append((parts[0].lower(), parts[1:],
+                           f"Reading the configuration file, at line {number}\n>>> '{line}'"))
     return directives
 
 
@@ -75,7 +77,8 @@ def parse_flags(argv: list[str]) -> list[tuple[str, list[str], str]]:
         while i < len(argv) and not argv[i].startswith("--"):
             values.append(argv[i])
             i += 1
-        directives.append((name, values, f"option --{name}"))
+        where = f"Reading the command line, at option --{name}\n>>> '{name} {' '.join(values)}'"
+        directives.append((name, values, where))
     return directives
 
 
@@ -90,7 +93,7 @@ def build_config(argv: list[str]) -> Config:
         try:
             # Bytes that are not UTF-8 (in a user's name, a password) are kept as they are.
             with open(config_file, encoding="utf-8", errors="surrogateescape") as fh:
-                directives += parse_config_lines(fh.read(), f"config file {config_file}")
+                directives += parse_config_lines(fh.read())
         except OSError as exc:
             raise UsageError(f"Fatal error, can't open config file '{config_file}': {exc.strerror}") from None
         config.config_file = os.path.abspath(config_file)
@@ -158,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = build_config(argv)
     except UsageError as exc:
-        print(f"\n*** FATAL CONFIG ERROR (Rivulet {RIVULET_VERSION}) ***\n{exc}", file=sys.stderr)
+        print(f"\n*** FATAL CONFIG FILE ERROR (Rivulet {RIVULET_VERSION}) ***\n{exc}", file=sys.stderr)
         return 1
     # A file-size limit must make writes fail (EFBIG, handled as a write error), not kill us.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -219,3 +219,27 @@ def test_python_dash_m_server_is_the_same_cli():
     assert "from server.cli import main" in main
     done = run_cli("--version")
     assert done.returncode == 0 and "7.4.0" in done.stdout
+
+
+REDIS_SERVER = shutil.which("redis-server")
+
+
+@pytest.mark.parametrize("text", [
+    "port 7000\nfoo bar\n",
+    "# a comment\n\nport \"6379\n",
+    "port notaport\n",
+    "maxclients 10\nappendonly maybe\n",
+    "save 900\n",
+])
+def test_a_bad_config_file_is_reported_as_redis_reports_it(tmp_path, text):
+    """The lines after the header name the line and the reason in Redis's words."""
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server is not installed: the config-file error texts were NOT compared with Redis")
+    conf = tmp_path / "bad.conf"
+    conf.write_text(text)
+    ours = run_cli(str(conf))
+    theirs = subprocess.run([REDIS_SERVER, str(conf)], capture_output=True, text=True, timeout=30)
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stderr.startswith("\n*** FATAL CONFIG FILE ERROR (Rivulet ")
+    assert theirs.stderr.startswith("\n*** FATAL CONFIG FILE ERROR (Redis ")
+    assert ours.stderr.split(" ***\n", 1)[1] == theirs.stderr.split(" ***\n", 1)[1]
