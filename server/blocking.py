@@ -219,7 +219,18 @@ class BlockingManager:
             client.resume_after_block(reply)
 
     def unblock(self, client: Client, reply: Any) -> None:
-        """Release a parked client with `reply`, then let it go on with its pipeline."""
+        """Release a parked client with `reply`, then let it go on with its pipeline.
+
+        Its command ends here without running again (a timeout, CLIENT UNBLOCK, WAIT answered,
+        a role change): as Redis's updateStatsOnUnblock, it is counted now, failed when the
+        reply is an error."""
+        state = client.blocked
+        if state is not None:
+            command = state.command
+            command.calls += 1
+            client.stats.commands_processed += 1
+            if type(reply) is ErrorReply:
+                command.failed_calls += 1
         self._forget(client)
         client.resume_after_block(reply)
 
@@ -234,8 +245,6 @@ class BlockingManager:
         if state is None:
             return False
         if with_error:
-            # As Redis: the blocked command ends failed (its call was counted when it blocked).
-            state.command.failed_calls += 1
             self.unblock(client, UNBLOCKED_BY_CLIENT)
         else:
             self.unblock(client, state.request.timeout_reply)

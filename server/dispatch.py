@@ -357,10 +357,6 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     if no_touch:
         client.keyspace.touch_mode = saved_touch
     cmd.usec += (_clock() - t0) // 1000
-    if not client.reprocessing:
-        # As Redis 7.0: a command that blocks counts as one call, when it first runs.
-        cmd.calls += 1
-        client.stats.commands_processed += 1
     if client.effects.pending:
         propagate_effects(client)
     if type(reply) is ERROR_REPLY:
@@ -370,11 +366,15 @@ def call(client: Client, cmd: Command, argv: list[bytes]) -> Any:
             # Still nothing to return: it stays parked where it was.
             client.server.blocking.blocked_again(client, reply)
             return BLOCKED
-        if client.in_exec or client.multi is not None:
-            # Inside a transaction a blocking command cannot wait: it answers as on timeout.
-            return reply.timeout_reply
-        client.server.blocking.block(client, reply, cmd, argv)
-        return BLOCKED
+        if not client.in_exec and client.multi is None:
+            # As Redis 7.4, a command that blocks is counted once it completes: when a re-run
+            # answers, or when the blocking mechanism releases it (BlockingManager.unblock).
+            client.server.blocking.block(client, reply, cmd, argv)
+            return BLOCKED
+        # Inside a transaction a blocking command cannot wait: it answers as on timeout.
+        reply = reply.timeout_reply
+    cmd.calls += 1
+    client.stats.commands_processed += 1
     return reply
 
 
@@ -382,13 +382,11 @@ def reexecute(client: Client, cmd: Command, argv: list[bytes]) -> Any:
     """Run a parked client's command again because one of its keys is ready (Redis 7's
     reprocessing of a blocked command): its reply, or BLOCKED when it would block again.
 
-    Its call was counted when it first ran; this run adds its time, and a failure. The checks
-    that depend on the server's state are made again, as Redis's processCommand does for a
-    reprocessed command: the user's rules, maxmemory (keys are evicted as the policy says, and
-    a `denyoom` command such as BLMOVE is refused with -OOM while nothing can be evicted), a
-    refused write. A refused re-run is, as in Redis, a rejected call and no call at all: Redis
-    counts a blocking command when it completes, Rivulet when it first ran, so that count is
-    taken back.
+    This run adds its time, and its call once it answers. The checks that depend on the
+    server's state are made again, as Redis's processCommand does for a reprocessed command:
+    the user's rules, maxmemory (keys are evicted as the policy says, and a `denyoom` command
+    such as BLMOVE is refused with -OOM while nothing can be evicted), a refused write. A
+    refused re-run is, as in Redis, a rejected call and no call at all.
     """
     refused: ErrorReply | None = None
     if client.acl_limited:
@@ -404,8 +402,6 @@ def reexecute(client: Client, cmd: Command, argv: list[bytes]) -> Any:
             cmd.rejected_calls += 1
             refused = ErrorReply(write_error)
     if refused is not None:
-        cmd.calls -= 1
-        client.stats.commands_processed -= 1
         return refused
     client.reprocessing = True
     try:
