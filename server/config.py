@@ -58,7 +58,7 @@ def _parse_bool(text: str) -> bool:
 class Param:
     name: str
     default: str
-    kind: str  # bool | int | memory | enum | string | special
+    kind: str  # bool | int | memory | memory_percent | enum | string | special
     help: str
     minimum: int = 0
     maximum: int = 2**63 - 1
@@ -73,6 +73,8 @@ class Param:
     def parse(self, text: str) -> Any:
         if self.kind == "bool":
             return _parse_bool(text)
+        if self.kind == "memory_percent":
+            return self._parse_memory_percent(text)
         if self.kind in ("int", "memory"):
             if self.kind == "memory":
                 value = parse_memory(text)
@@ -94,9 +96,34 @@ class Param:
             return self.parse_special(text)
         return text
 
+    def _parse_memory_percent(self, text: str) -> int:
+        """A memory value, or a percentage (`10%`) kept as its negative, as Redis's
+        numericParseString reads a MEMORY_CONFIG | PERCENT_CONFIG parameter."""
+        value: int | None = None
+        if len(text) > 1 and text[-1] == "%":
+            percent = string2ll(text[:-1].encode())
+            if percent is not None and percent >= 0:
+                value = -percent
+        if value is None:
+            try:
+                value = parse_memory(text)
+            except ConfigValueError:
+                raise ConfigValueError("argument must be a memory or percent value") from None
+            if value >= 2**63:
+                value -= 2**64  # read into a long long, as Redis does
+        if value < 0:
+            if value < self.minimum:
+                raise ConfigValueError(f"percentage argument must be less or equal to {-self.minimum}")
+        elif value > self.maximum:
+            raise ConfigValueError(
+                f"argument must be between {self.minimum} and {self.maximum} inclusive")
+        return value
+
     def render(self, value: Any) -> str:
         if self.kind == "bool":
             return "yes" if value else "no"
+        if self.kind == "memory_percent" and value < 0:
+            return f"{-value}%"
         if self.kind == "special" and isinstance(value, list):
             return " ".join(str(v) for v in value)
         return str(value)
@@ -270,6 +297,9 @@ PARAMS: list[Param] = [
           "refuse writes (MISCONF) while the last background save failed and save points are set"),
     Param("rdb-save-incremental-fsync", "yes", "bool", "fsync dump.rdb every 4 MB while saving it"),
     Param("maxmemory", "0", "memory", "memory limit (0: none)"),
+    Param("maxmemory-clients", "0", "memory_percent",
+          "memory all normal and Pub/Sub connections may hold before the largest are closed: "
+          "bytes, or a percentage of maxmemory (0: no limit)", minimum=-100),
     Param("maxmemory-policy", "noeviction", "enum", "eviction policy",
           choices=("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction")),

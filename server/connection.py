@@ -31,6 +31,7 @@ from server.replication.links import ONLINE
 if TYPE_CHECKING:
     from server.acl.users import User
     from server.blocking import BlockedState
+    from server.client_eviction import ClientEviction
     from server.command_table import Command
     from server.effects import Effects
     from server.keyspace import Keyspace
@@ -60,6 +61,7 @@ class Client(asyncio.Protocol):
         self.persistence: Persistence = server.persistence
         self.effects: Effects = server.effects
         self.pending_writes: PendingWrites = server.pending_writes
+        self.eviction: ClientEviction = server.client_eviction
         self.id = server.next_client_id()
         self.db = server.keyspace.dbs[0]
         self.resp3 = False
@@ -173,6 +175,9 @@ class Client(asyncio.Protocol):
             return
         self.last_interaction = _wall_clock()
         self.stats.net_input_bytes += len(data)
+        eviction = self.eviction
+        if eviction.limit:
+            eviction.touch(self)
         flow = self.flow
         if self.blocked is not None or (flow is not None and flow.held):
             self._hold_input(data)
@@ -501,6 +506,14 @@ class Client(asyncio.Protocol):
     def close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
+
+    def evict(self) -> None:
+        """Closed by client eviction (maxmemory-clients): what it sent and was to receive is
+        dropped, as Redis's freeClient drops it."""
+        self._discard()
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
 
     # --- state helpers used by commands --------------------------------------------------
 

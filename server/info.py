@@ -288,7 +288,7 @@ def section_stats(server: Server) -> str:
         ("expired_subkeys", 0), ("expired_keys", server.keyspace.expired_keys),
         ("expired_stale_perc", "0.00"), ("expired_time_cap_reached_count", 0),
         ("expire_cycle_cpu_milliseconds", 0), ("evicted_keys", server.keyspace.evicted_keys),
-        ("evicted_clients", 0), ("evicted_scripts", 0),
+        ("evicted_clients", stats.evicted_clients), ("evicted_scripts", 0),
         ("total_eviction_exceeded_time", exceeded_total),
         ("current_eviction_exceeded_time", exceeded_now),
         ("keyspace_hits", server.keyspace.hits), ("keyspace_misses", server.keyspace.misses),

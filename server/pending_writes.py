@@ -27,13 +27,15 @@ if TYPE_CHECKING:
 
 
 class PendingWrites:
-    __slots__ = ("loop", "clients", "hooks", "scheduled")
+    __slots__ = ("loop", "clients", "hooks", "after", "scheduled")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.clients: list[Client] = []
         # Called at the start of the next pass, before its clients are written.
         self.hooks: list[Callable[[], None]] = []
+        # Called at the end of the pass, after its clients were written.
+        self.after: list[Callable[[], None]] = []
         self.scheduled = False
 
     def add(self, client: Client) -> None:
@@ -56,6 +58,11 @@ class PendingWrites:
             self.loop.call_soon(self.write_all)
         self.hooks.append(hook)
 
+    def after_pass(self, hook: Callable[[], None]) -> None:
+        """Call hook once at the end of the pass under way (from a before_pass hook)."""
+        if hook not in self.after:
+            self.after.append(hook)
+
     def write_all(self) -> None:
         hooks = self.hooks
         if hooks:
@@ -68,3 +75,8 @@ class PendingWrites:
         for client in reversed(clients):
             client.flush_pending = False
             client.flush()
+        after = self.after
+        if after:
+            self.after = []
+            for hook in after:
+                hook()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from server import used_memory
 from server.acl.registry import Acl, AclStartupError
 from server.blocking import BlockingManager
+from server.client_eviction import ClientEviction
 from server.command_table import STARTUP_HOOKS, load_handlers
 from server.config import Config
 from server.effects import Effects
@@ -91,6 +92,13 @@ class Server:
         # Clients seen over their soft output limit: the cron closes those that stay over it
         # past its seconds although they produce no more output (Redis's clientsCron check).
         self.soft_limited: set[Client] = set()
+        # maxmemory-clients (server/client_eviction.py).
+        self.client_eviction = ClientEviction(self)
+        follow_eviction = lambda _value: self.client_eviction.configure(  # noqa: E731
+            config["maxmemory-clients"], config["maxmemory"])
+        config.on_change("maxmemory-clients", follow_eviction)
+        config.on_change("maxmemory", follow_eviction)
+        follow_eviction(None)
         self._follow_output_limits(config["client-output-buffer-limit"])
         config.on_change("client-output-buffer-limit", self._follow_output_limits)
         self.entry_cache = EntryCache(config["stream-read-cache-bytes"])
@@ -195,6 +203,8 @@ class Server:
             return PROTECTED_MODE_ERROR
         self.stats.connections_received += 1
         self.clients[client.id] = client
+        if self.client_eviction.limit:
+            self.client_eviction.measure(client)
         return None
 
     def client_disconnected(self, client: Client) -> None:
@@ -207,6 +217,8 @@ class Server:
             self.keyspace.unwatch_all(client)
         self.clients.pop(client.id, None)
         self.soft_limited.discard(client)
+        if self.client_eviction.limit:
+            self.client_eviction.forget(client)
 
     # --- lifecycle -----------------------------------------------------------------------
 

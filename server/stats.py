@@ -28,6 +28,7 @@ class Stats:
         self.commands_processed = 0
         self.connections_received = 0
         self.rejected_connections = 0
+        self.evicted_clients = 0  # by maxmemory-clients
         self.error_replies = 0
         self.errors_by_code: dict[str, int] = {}
         self.errors_enabled = True

@@ -23,7 +23,7 @@ def test_get_exact_names_glob_and_several_patterns(r):
     assert r.config_get("MAXCLIENTS") == {"MAXCLIENTS": "10000"}
     got = r.config_get("maxmemory*")
     assert set(got) == {"maxmemory", "maxmemory-policy", "maxmemory-samples",
-                        "maxmemory-eviction-tenacity"}
+                        "maxmemory-eviction-tenacity", "maxmemory-clients"}
     both = r.execute_command("CONFIG", "GET", "port", "hz", "nosuch")
     assert both[0::2] == [b"port", b"hz"]
     assert r.config_get("nosuch*") == {}

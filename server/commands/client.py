@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.numbers import parse_int
 from protocol.reply import OK, ErrorReply, Verbatim
+from server.client_memory import REPLY_BUFFER_SIZE, client_memory
 from server.command_table import command, container
 from server.commands.admin import NO_REPLY
 from server.commands.connection import valid_client_name
@@ -25,12 +26,6 @@ _ON_OFF = ({"name": "enabled", "type": "oneof",
 # Client types as CLIENT LIST TYPE / CLIENT KILL TYPE name them ("slave" is the old spelling).
 _TYPES = {b"normal": "normal", b"master": "master", b"replica": "replica", b"slave": "replica",
           b"pubsub": "pubsub"}
-# Redis's reply buffer starts at this usable size (PROTO_REPLY_CHUNK_BYTES is shrunk to it when
-# idle); we have no such buffer, so CLIENT LIST shows the size an idle Redis client shows.
-_REPLY_BUFFER_SIZE = 1024
-# sizeof(robj*): what Redis counts per queued argument besides its bytes (multi-mem).
-_POINTER = 8
-
 container("client", group="connection", since="2.4.0",
           summary="A container for client connection commands.", flags="sentinel")
 
@@ -74,21 +69,9 @@ def _flags(client: Client) -> str:
 def client_info_line(client: Client, current_argv: list[bytes] | None = None) -> str:
     """One CLIENT LIST line: every field of Redis 7.4, in Redis's order."""
     now = time.time()
-    transport = client.transport
-    # omem: the replies not yet written, in the client's list and in the transport's buffer.
-    pending = transport.get_write_buffer_size() if transport is not None else 0
-    pending += sum(len(part) for part in client.out)
-    # qbuf: bytes received and not yet run (held while blocked, the parser's unparsed tail, the
-    # parsed commands waiting behind a block). Held exactly, with no spare room: qbuf-free=0.
-    qbuf = client.query_buffer_size()
-    # Inside EXEC the client is still in MULTI and EXEC is its current command, as in Redis.
+    qbuf, argv_mem, multi_mem, pending, tot_mem = client_memory(client, current_argv)
+    # Inside EXEC the client is still in MULTI, as in Redis.
     queue = client.multi if client.multi is not None else client.exec_queue
-    if client.exec_argv is not None:
-        current_argv = client.exec_argv
-    argv_mem = sum(len(a) for a in current_argv) if current_argv else 0
-    # Redis's mstate.argv_len_sums: each queued command's argument bytes and its argv array.
-    multi_mem = sum(len(a) + _POINTER for _cmd, argv in queue for a in argv) if queue else 0
-    tot_mem = _REPLY_BUFFER_SIZE + qbuf + argv_mem + multi_mem + pending
     cmd = client.last_command.name if client.last_command is not None else "NULL"
     events = "r" if not client.closed else ""
     subs = client.subs
@@ -102,7 +85,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"idle={int(now - client.last_interaction)} flags={_flags(client)} db={client.db.index} "
         f"sub={sub} psub={psub} ssub={ssub} multi={len(queue) if queue is not None else -1} "
         f"watch={len(client.watched)} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
-        f"multi-mem={multi_mem} rbs={_REPLY_BUFFER_SIZE} rbp=0 obl=0 oll=0 omem={pending} "
+        f"multi-mem={multi_mem} rbs={REPLY_BUFFER_SIZE} rbp=0 obl=0 oll=0 omem={pending} "
         f"tot-mem={tot_mem} events={events} cmd={cmd} user={client.acl_user.name.decode('utf-8', 'surrogateescape')} redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={_text(client.lib_name)} "
         f"lib-ver={_text(client.lib_ver)}"

@@ -1,0 +1,162 @@
+"""Client eviction (`maxmemory-clients`), run the same way against Rivulet and Debian's
+redis-server: the setting's values and errors, which connections are closed and which are not,
+and INFO's evicted_clients."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+import redis
+
+from tests.serverproc import RedisProcess, ServerProcess
+
+KINDS = ["rivulet", "redis"]
+
+
+def start(kind: str, procs: list, *args: str):
+    if kind == "redis":
+        if not RedisProcess.available():
+            pytest.skip("redis-server is not installed: client eviction was NOT compared with Redis")
+        proc = RedisProcess(*args)
+    else:
+        proc = ServerProcess(*args)
+    procs.append(proc)
+    return proc.start()
+
+
+def closed_by_server(sock: socket.socket, timeout: float = 5.0) -> bool:
+    """Whether the server closes sock within timeout (what it sent before is skipped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            if sock.recv(1 << 20) == b"":
+                return True
+        except TimeoutError:
+            return False
+        except ConnectionResetError:
+            return True
+    return False
+
+
+def evicted(port: int) -> int:
+    with redis.Redis(port=port) as c:
+        return c.info("stats")["evicted_clients"]
+
+
+def partial_set(port: int, size: int, no_evict: bool = False) -> socket.socket:
+    """A connection that sends `size` bytes of a SET's 3 MB value and stops: its query buffer."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    if no_evict:
+        sock.sendall(b"CLIENT NO-EVICT on\r\n")
+        assert sock.recv(100) == b"+OK\r\n"
+    sock.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n" + b"x" * size)
+    return sock
+
+
+VALUES = ["10%", "0", "100%", "101%", "-1", "abc", "1kb", "-5%", "50mb", "+5%", "5 %", "%",
+          "9223372036854775807", "9223372036854775808", "18446744073709551615", "1gb"]
+
+
+def test_the_setting_reads_and_refuses_values_as_redis(procs) -> None:
+    ours, theirs = (redis.Redis(port=start(kind, procs).port, decode_responses=True)
+                    for kind in KINDS)
+
+    def outcome(c: redis.Redis, value: str) -> tuple[str, str]:
+        try:
+            reply = str(c.config_set("maxmemory-clients", value))
+        except redis.ResponseError as exc:
+            reply = str(exc)
+        return reply, c.config_get("maxmemory-clients")["maxmemory-clients"]
+
+    for value in VALUES:
+        assert outcome(ours, value) == outcome(theirs, value), value
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_connection_past_the_limit_is_evicted(kind: str, procs) -> None:
+    port = start(kind, procs, "--maxmemory-clients", "1mb").port
+    other = redis.Redis(port=port)
+    assert other.ping()
+    big = partial_set(port, 2_000_000)
+    assert closed_by_server(big)
+    assert other.ping()  # the small one stays
+    assert evicted(port) == 1
+    other.config_resetstat()
+    assert evicted(port) == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_below_the_limit_nothing_is_evicted(kind: str, procs) -> None:
+    port = start(kind, procs, "--maxmemory-clients", "4mb").port
+    sock = partial_set(port, 2_000_000)
+    assert not closed_by_server(sock, 0.5)
+    sock.sendall(b"x" * 1_000_000 + b"\r\n")
+    sock.settimeout(5)
+    assert sock.recv(100) == b"+OK\r\n"
+    assert evicted(port) == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_evict_is_counted_but_never_evicted(kind: str, procs) -> None:
+    port = start(kind, procs, "--maxmemory-clients", "1mb").port
+    small = socket.create_connection(("127.0.0.1", port))
+    small.sendall(b"PING\r\n")
+    assert small.recv(100) == b"+PONG\r\n"
+    big = partial_set(port, 2_000_000, no_evict=True)
+    # Its memory counts: the connection that may be evicted is, in its place.
+    assert closed_by_server(small)
+    assert not closed_by_server(big, 0.3)
+    big.sendall(b"x" * 1_000_000 + b"\r\n")
+    big.settimeout(5)
+    assert big.recv(100) == b"+OK\r\n"
+    assert evicted(port) >= 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_subscriber_that_does_not_read_is_evicted(kind: str, procs) -> None:
+    port = start(kind, procs, "--maxmemory-clients", "1mb").port
+    sub = socket.socket()
+    sub.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sub.connect(("127.0.0.1", port))
+    sub.sendall(b"SUBSCRIBE ch\r\n")
+    sub.settimeout(5)
+    assert sub.recv(100).startswith(b"*3\r\n$9\r\nsubscribe")
+    publisher = redis.Redis(port=port)
+    for _ in range(300):
+        publisher.publish("ch", b"y" * 100_000)
+        if evicted(port):
+            break
+    assert evicted(port) == 1
+    assert closed_by_server(sub)
+    assert publisher.ping()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_percentage_of_maxmemory(kind: str, procs) -> None:
+    port = start(kind, procs, "--maxmemory-clients", "10%").port
+    with redis.Redis(port=port) as c:
+        # No maxmemory: a percentage of nothing is no limit.
+        sock = partial_set(port, 2_000_000)
+        assert not closed_by_server(sock, 0.5)
+        sock.close()
+        c.config_set("maxmemory", "10mb")  # now 1 MB
+        big = partial_set(port, 2_000_000)
+        assert closed_by_server(big)
+        assert c.ping()
+        assert evicted(port) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_limit_is_never_below_128kb(kind: str, procs) -> None:
+    # An idle Redis connection holds about 20-40 KB: two fit under 128 KB.
+    port = start(kind, procs, "--maxmemory-clients", "1").port
+    idle = socket.create_connection(("127.0.0.1", port))
+    idle.sendall(b"PING\r\n")
+    assert idle.recv(100) == b"+PONG\r\n"
+    assert evicted(port) == 0
+    big = partial_set(port, 300_000)
+    assert closed_by_server(big)
+    assert evicted(port) == 1
