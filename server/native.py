@@ -28,7 +28,8 @@ def build_name() -> str:
 def stale_modules(root: str = _ROOT) -> list[str]:
     """Sources (relative to root) of a checkout's compiled modules that changed since they were
     built; empty outside a checkout, where file times say nothing about the build."""
-    if not os.path.isdir(os.path.join(root, ".git")):
+    # A worktree's or submodule's .git is a file naming the repository: still a checkout.
+    if not os.path.exists(os.path.join(root, ".git")):
         return []
     stale = []
     for package in _PACKAGES:

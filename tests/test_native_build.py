@@ -64,3 +64,13 @@ def test_outside_a_checkout_file_times_are_not_judged(tmp_path: Path) -> None:
     os.utime(built, (1_000, 1_000))
     os.utime(source, (3_000, 3_000))
     assert stale_modules(str(tmp_path)) == []
+
+
+def test_a_worktree_is_a_checkout_too(tmp_path: Path) -> None:
+    # `git worktree add` makes .git a file that names the repository.
+    source, built = _checkout(tmp_path)
+    (tmp_path / ".git").rmdir()
+    (tmp_path / ".git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")
+    os.utime(built, (2_000, 2_000))
+    os.utime(source, (3_000, 3_000))
+    assert stale_modules(str(tmp_path)) == [os.path.join("streams", "pel.py")]
