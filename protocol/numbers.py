@@ -13,8 +13,25 @@ def string2ll(s: bytes) -> int | None:
     n = len(s)
     if n == 0 or n >= 21:
         return None
-    if s == b"0":
-        return 0
+    if n <= 18:
+        # Short enough not to overflow: the digits are read in one compiled loop, where
+        # isdigit() and int() would be two generic calls (COUNT 10 and the like, on every call).
+        neg = s[0] == 0x2D  # '-'
+        i = 1 if neg else 0
+        if i == n:
+            return None
+        c = s[i]
+        if not 0x31 <= c <= 0x39:
+            return 0 if n == 1 and c == 0x30 else None
+        v = c - 0x30
+        i += 1
+        while i < n:
+            c = s[i]
+            if not 0x30 <= c <= 0x39:
+                return None
+            v = v * 10 + (c - 0x30)
+            i += 1
+        return -v if neg else v
     body = s[1:] if s[0] == 0x2D else s  # '-'
     if not body or not (0x31 <= body[0] <= 0x39) or not body.isdigit():
         return None

@@ -281,7 +281,7 @@ class ConsumerGroup:
 
     # --- XACK / XPENDING -------------------------------------------------------------------
 
-    def ack(self, ids: Sequence[int]) -> int:
+    def ack(self, ids: list[int]) -> int:
         """XACK: remove the IDs from the PELs; returns how many were pending."""
         acked: list[PendingEntry] = self.pel.pop_many(ids)
         if acked:

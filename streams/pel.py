@@ -28,7 +28,7 @@ converts at the boundary.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any, Final
 
@@ -50,6 +50,8 @@ _SMALL: Final = 512  # up to this many slots an out-of-order insertion is a list
 _MIX: Final = 0x9E3779B97F4A7C15
 _BASE: Final = (1 << 64) + _MIX
 _MIX_AT: Final = 1024
+# Runs of live flags for PendingIds, by length: a delivered batch's, without making one per call.
+_LIVE: Final = [b"\x01" * n for n in range(64)]
 
 
 def mix(eid: int) -> int:
@@ -200,7 +202,7 @@ class PendingList:
                 self._head = 0
         return pe
 
-    def pop_many(self, eids: Iterable[int]) -> list[Any]:
+    def pop_many(self, eids: list[int]) -> list[Any]:
         """Remove every ID present (repeats and absent IDs are skipped); their values in order.
 
         XACK's path: a dict pop per ID, and the order list repaired once for the whole batch.
@@ -422,7 +424,8 @@ class PendingIds:
             if not self._len:
                 self._reset()
             self._order.extend(keys)
-            self._live.extend(b"\x01" * len(keys))
+            n = len(keys)
+            self._live += _LIVE[n] if n < 64 else b"\x01" * n
         self._len += len(keys)
 
     def extend_new(self, eids: list[int]) -> None:
@@ -469,9 +472,9 @@ class PendingIds:
         self._tidy()
         return True
 
-    def discard_many(self, eids: Iterable[int]) -> int:
+    def discard_many(self, eids: list[int]) -> int:
         """Stop owning every ID given (repeats and IDs not owned are skipped); how many were."""
-        if type(eids) is list and not self.mixed and self._sorted is None:
+        if not self.mixed and self._sorted is None:
             # A consumer acknowledging all it holds, in order (its last batch): no slot lookups.
             order = self._order
             head = self._head

@@ -464,12 +464,22 @@ def _never(eid: int) -> bool:
 class EntryStore:
     """Ordered entries of one stream, packed in nodes. IDs must be appended in increasing order."""
 
-    __slots__ = ("keys", "nodes", "length", "node_max_entries", "node_max_bytes")
+    __slots__ = ("keys", "nodes", "length", "node_max_entries", "node_max_bytes",
+                 "next_start", "next_node", "next_ni", "next_lo")
 
     def __init__(self, node_max_entries: int = 100, node_max_bytes: int = 4096) -> None:
         self.keys: list[int] = []  # master ID of each node, ascending
         self.nodes: list[Node] = []
         self.length = 0  # live entries
+        # Where the last `runs_from` stopped: the ID after its last entry, and the slot (node,
+        # its index, the entry index in it) that ID would be looked up at. Consumer groups read
+        # on from where they stopped, so the next read mostly starts there and skips both
+        # searches. Entries of a node never move (appends go after, deletions only flag), and
+        # nodes are only appended or dropped: the slot holds while nodes[next_ni] is next_node.
+        self.next_start = -1
+        self.next_node: Node | None = None
+        self.next_ni = 0
+        self.next_lo = 0
         # Settable at run time (CONFIG SET stream-node-max-*); they only decide when the next
         # node is started, as in Redis. 0 means no limit.
         self.node_max_entries = node_max_entries
@@ -921,27 +931,49 @@ class EntryStore:
         left = count if count else -1
         keys = self.keys
         nodes = self.nodes
-        ni = bisect_right(keys, start) - 1
-        if ni < 0:
-            ni = 0
         nn = len(nodes)
+        ni = self.next_ni
+        if start == self.next_start and ni < nn and nodes[ni] is self.next_node:
+            lo = self.next_lo  # where the last read stopped (see __init__)
+        else:
+            ni = bisect_right(keys, start) - 1
+            if ni < 0:
+                ni = 0
+            lo = -1
+        at = -1  # the index of the node of the last run served
         while ni < nn:
             node = nodes[ni]
             n = len(node.msd)
-            lo = node.index_ge(start) if keys[ni] < start else 0
+            if lo < 0:
+                lo = node.index_ge(start) if keys[ni] < start else 0
             if node.live and lo < n:
                 if node.dead is not None:
+                    served = len(out)
                     left = _live_runs(node, lo, n, left, False, out)
+                    if len(out) > served:
+                        at = ni
                     if not left:
-                        return out
+                        break
                 elif left < 0 or n - lo < left:
                     out.append(Run(node, lo, n))
+                    at = ni
                     if left > 0:
                         left -= n - lo
                 else:
                     out.append(Run(node, lo, lo + left))
-                    return out
+                    at = ni
+                    break
             ni += 1
+            lo = -1
+        if at >= 0:
+            # The next read starts after the last entry served: remember its slot.
+            last = out[-1]
+            k = last.hi - 1
+            node = nodes[at]
+            self.next_start = ((node.ms0 + node.msd[k]) << 64 | node.seq[k]) + 1
+            self.next_node = node
+            self.next_ni = at
+            self.next_lo = last.hi
         return out
 
 

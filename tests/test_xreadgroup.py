@@ -572,3 +572,63 @@ def test_reply_entries_are_xranges_bytes(server, raw_r):
     finally:
         conn.close()
         raw_r.config_set("stream-node-max-entries", 100)
+
+
+# A group reading on from where it stopped starts at the slot its last read ended (storage
+# remembers it): the slot must give way to whatever changed the stream in between. Five entries
+# to a node: reads stop inside nodes and at their ends; between reads the next entry is
+# deleted, whole nodes are trimmed away (indexes shift), the open tail node grows, another
+# group and XREAD read from elsewhere, and SETID moves the group back.
+_POSITION_SCRIPT = [
+    ("CONFIG", "SET", "stream-node-max-entries", "5"),
+    *[("XADD", "pos", f"1-{i}", "f", f"v{i}") for i in range(1, 13)],
+    ("XGROUP", "CREATE", "pos", "g", "0"),
+    ("XGROUP", "CREATE", "pos", "h", "0"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "pos", ">"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "pos", ">"),  # to a node's end
+    ("XREADGROUP", "GROUP", "g", "d", "COUNT", "1", "STREAMS", "pos", ">"),
+    ("XREADGROUP", "GROUP", "h", "c", "COUNT", "4", "STREAMS", "pos", ">"),  # another position
+    ("XREAD", "COUNT", "2", "STREAMS", "pos", "1-3"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "pos", ">"),
+    ("XDEL", "pos", "1-9"),  # the next entry g would read
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "pos", ">"),
+    ("XTRIM", "pos", "MAXLEN", "4"),  # nodes before g's position go: indexes shift
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "pos", ">"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "pos", ">"),  # to the end of the open node
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "pos", ">"),
+    ("XADD", "pos", "1-13", "f", "v13"),  # into the node g stopped at the end of
+    ("XADD", "pos", "2-0", "f", "v14"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "pos", ">"),
+    *[("XADD", "pos", f"3-{i}", "f", f"w{i}") for i in range(6)],  # new nodes after it
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "pos", ">"),
+    ("XREADGROUP", "GROUP", "h", "c", "COUNT", "2", "STREAMS", "pos", ">"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "pos", ">"),
+    ("XGROUP", "SETID", "pos", "g", "1-12"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "pos", ">"),
+    ("XDEL", "pos", "3-3", "3-4", "3-5"),  # the tail, up to its end
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "pos", ">"),
+    ("XADD", "pos", "4-0", "f", "x"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "pos", ">"),
+    ("XDEL", "pos", "4-0"),
+    ("XTRIM", "pos", "MAXLEN", "0"),
+    ("XADD", "pos", "5-0", "f", "y"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "pos", ">"),
+    # Trimmed while the group's position is in a later node: that node's index drops by two.
+    *[("XADD", "deep", f"1-{i}", "f", f"v{i}") for i in range(1, 41)],
+    ("XGROUP", "CREATE", "deep", "g", "0"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "12", "STREAMS", "deep", ">"),
+    ("XTRIM", "deep", "MAXLEN", "30"),
+    ("XREADGROUP", "GROUP", "g", "c", "COUNT", "4", "STREAMS", "deep", ">"),
+    ("XPENDING", "pos", "g"),  # (the detailed form's idle times differ by the servers' pace)
+    ("XPENDING", "pos", "h"),
+    ("XINFO", "GROUPS", "pos"),
+]
+
+
+def test_reads_from_the_last_position_match_redis(server, real_redis):
+    try:
+        assert_same_as_redis(server, real_redis, _POSITION_SCRIPT)
+    finally:
+        for port in (server.port, real_redis.port):
+            with redis.Redis(port=port) as c:
+                c.config_set("stream-node-max-entries", 100)
