@@ -4,6 +4,7 @@ persistence, the command table."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 import threading
 import time
@@ -338,6 +339,51 @@ def test_pipelined_zadds_match_redis(server, real_redis) -> None:
     theirs = run_pipelined(real_redis.port, script)
     for cmd, mine, ref in zip(script, ours, theirs, strict=True):
         assert mine == ref, f"{cmd!r}: rivulet {mine!r} != redis {ref!r}"
+
+
+def test_pipelined_zadds_on_a_large_set_match_redis(server, real_redis) -> None:
+    # A set of a few thousand members, many of them on equal scores, whose scores keep moving:
+    # the order's blocks split, shrink, merge and lose their last pair, members move within a
+    # block and across blocks. Pipelined runs without options (the run handler) between calls
+    # with NX / XX / GT / LT / CH / INCR, removals, pops and rank deletions (the single path),
+    # and reads of ranks and ranges; scores are halves, which Redis 7.0 and 7.4 print alike.
+    rng = random.Random(7)
+    script: list[tuple] = [("ZADD", "z", *[x for i in range(300) for x in (i // 3, f"m{i}")])]
+    options = [("NX",), ("XX",), ("GT",), ("LT",), ("CH",), ("XX", "CH"), ("GT", "CH"),
+               ("LT", "CH"), ("NX", "CH"), ("INCR",), ("XX", "INCR"), ("GT", "INCR")]
+
+    def score() -> str:
+        return str(rng.choice([rng.randrange(240) / 2, rng.randrange(5) - 2.5]))
+
+    for step in range(6000):
+        roll = rng.random()
+        member = f"m{rng.randrange(4000)}"
+        if roll < 0.75:
+            script.append(("ZADD", "z", score(), member))
+        elif roll < 0.8:
+            script.append(("ZADD", "z", score(), member, score(), f"m{rng.randrange(4000)}"))
+        elif roll < 0.88:
+            script.append(("ZADD", "z", *rng.choice(options), score(), member))
+        elif roll < 0.93:
+            script.append(("ZREM", "z", member, f"m{rng.randrange(4000)}"))
+        elif roll < 0.95:
+            script.append((rng.choice(["ZPOPMIN", "ZPOPMAX"]), "z", str(rng.randrange(1, 4))))
+        elif roll < 0.96:
+            start = rng.randrange(3000)
+            script.append(("ZREMRANGEBYRANK", "z", str(start), str(start + rng.randrange(80))))
+        elif roll < 0.98:
+            script += [("ZRANK", "z", member), ("ZSCORE", "z", member), ("ZCARD", "z")]
+        else:
+            start = rng.randrange(3000)
+            script.append(("ZRANGE", "z", str(start), str(start + 20), "WITHSCORES"))
+        if step % 1000 == 999:
+            script += [("ZRANGE", "z", "0", "-1", "WITHSCORES"), ("OBJECT", "ENCODING", "z")]
+    script.append(("ZRANGE", "z", "0", "-1", "WITHSCORES"))
+    ours = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, mine, ref in zip(script, ours, theirs, strict=True):
+        assert mine == ref, f"{cmd!r}: rivulet {mine!r} != redis {ref!r}"
+    assert ours[-1].count(b"\r\n") > 2000  # the set stayed large
 
 
 def test_zadd_counts_one_change_per_member_as_redis(server, real_redis) -> None:

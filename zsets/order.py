@@ -1,15 +1,16 @@
 """The order of a sorted set: (score, member) pairs kept sorted in blocks.
 
-A list of sorted blocks of at most 2 * LOAD pairs each. A block is a list of its scores beside a
-list of its members; the last pair of every block is kept in `max_scores` / `max_members`.
-Finding a pair bisects the scores with the searches below, which mypyc compiles to loops
-comparing C doubles (no Python call or object per probe, unlike `bisect` on a sequence), and
-the members only among equal scores. On a large set each probe of a block is a cache miss (the
-float object a list entry points to), and an insertion or removal moves a block's worth of
-references in two lists: LOAD is 128 rather than 256 because the moves then cost fewer
-instructions and data-cache misses per change, while the search's misses stay as they were.
-Ranks need the number of pairs before each block: that prefix sum is rebuilt on
-demand after the sizes change (O(blocks)). Compiled with mypyc (setup.py).
+A list of sorted blocks of at most 2 * LOAD pairs each. A block is its scores, packed as C
+doubles in one buffer (a `librt.vecs.vec[float]`, mypy's native array), beside a list of its
+members; the last pair of every block is kept in `max_scores` / `max_members`. Finding a pair
+bisects the packed scores, which mypyc compiles to loops over the buffer: a probe reads a
+double in place, where a list of floats made it follow a pointer to an object somewhere else
+in memory, a cache miss per probe on a large set (the cost that bounded ZADD). The members are
+compared only among equal scores. An insertion or removal moves a block's worth of doubles and
+of member references. LOAD is 128 rather than 256 because the moves then cost fewer
+instructions and data-cache misses per change. Ranks need the number of pairs before each
+block: that prefix sum is rebuilt on demand after the sizes change (O(blocks)). Compiled with
+mypyc (setup.py); as plain Python, `vec` is librt's extension type and behaves the same.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
+from librt.vecs import append, pop, vec
+from mypy_extensions import i64
+
 Score = float
-Scores = list[float]
+Scores = vec[float]
 
 LOAD = 128
 
 
-def _first_not_below(scores: Scores, score: float, lo: int, hi: int) -> int:
+def _first_not_below(scores: Scores, score: float, lo: i64, hi: i64) -> i64:
     """The first index in lo..hi whose score is >= score (bisect_left)."""
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -34,7 +38,7 @@ def _first_not_below(scores: Scores, score: float, lo: int, hi: int) -> int:
     return lo
 
 
-def _first_above(scores: Scores, score: float, lo: int, hi: int) -> int:
+def _first_above(scores: Scores, score: float, lo: i64, hi: i64) -> i64:
     """The first index in lo..hi whose score is > score (bisect_right)."""
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -46,7 +50,7 @@ def _first_above(scores: Scores, score: float, lo: int, hi: int) -> int:
 
 
 def _position(scores: Scores, members: list[bytes], score: Score, member: bytes,
-              right: bool) -> int:
+              right: bool) -> i64:
     """Where (score, member) goes in one block: before an equal pair, or after it when right."""
     n = len(scores)
     lo = _first_not_below(scores, score, 0, n)
@@ -58,13 +62,42 @@ def _position(scores: Scores, members: list[bytes], score: Score, member: bytes,
     return bisect_left(members, member, lo, hi)
 
 
+def _found(scores: Scores, members: list[bytes], score: Score, member: bytes) -> i64:
+    """Where a pair known to be in this block is. When no other pair of the block has its
+    score, that is the first index of the score, found without reading a member: comparing
+    members follows a pointer to each one compared, a cache miss on a large set."""
+    n = len(scores)
+    lo = _first_not_below(scores, score, 0, n)
+    if lo + 1 == n or scores[lo + 1] != score:
+        return lo
+    return bisect_left(members, member, lo, _first_above(scores, score, lo + 1, n))
+
+
+def _inserted(scores: Scores, i: i64, score: float) -> Scores:
+    """scores with score inserted at index i."""
+    scores = append(scores, score)
+    j = len(scores) - 1
+    while j > i:
+        scores[j] = scores[j - 1]
+        j -= 1
+    scores[i] = score
+    return scores
+
+
+def _half(scores: Scores) -> Scores:
+    """A block made by a split: its buffer holds the largest size the block can reach (2 *
+    LOAD, and the pair that splits it), so that its insertions never reallocate it. Other
+    blocks (a small set's, a loaded set's) start at their size and grow as vecs do."""
+    return vec[float](scores, capacity=2 * LOAD + 1)
+
+
 class Order:
     __slots__ = ("scores", "members", "max_scores", "max_members", "offsets", "size")
 
     def __init__(self) -> None:
-        self.scores: list[Scores] = []
+        self.scores: vec[Scores] = vec[Scores]()
         self.members: list[list[bytes]] = []
-        self.max_scores: Scores = []
+        self.max_scores: Scores = vec[float]()
         self.max_members: list[bytes] = []
         self.offsets: list[int] = []  # pairs before each block; empty when stale
         self.size = 0
@@ -72,7 +105,7 @@ class Order:
     def __len__(self) -> int:
         return self.size
 
-    def _block_of(self, score: Score, member: bytes, right: bool) -> int:
+    def _block_of(self, score: Score, member: bytes, right: bool) -> i64:
         """The first block whose last pair is >= (score, member), or > it when right."""
         maxes = self.max_scores
         n = len(maxes)
@@ -89,18 +122,18 @@ class Order:
             self.offsets = []
         self.size += 1
         maxes = self.max_scores
-        if not maxes:
-            self.scores.append([score])
+        if not len(maxes):
+            self.scores = append(self.scores, vec[float]([score]))
             self.members.append([member])
-            maxes.append(score)
+            self.max_scores = append(maxes, score)
             self.max_members.append(member)
             return
         pos = self._block_of(score, member, True)
+        block_members: list[bytes]
         if pos == len(maxes):
             pos -= 1
-            block_scores = self.scores[pos]
+            block_scores = append(self.scores[pos], score)
             block_members = self.members[pos]
-            block_scores.append(score)
             block_members.append(member)
             maxes[pos] = score
             self.max_members[pos] = member
@@ -108,18 +141,21 @@ class Order:
             block_scores = self.scores[pos]
             block_members = self.members[pos]
             i = _position(block_scores, block_members, score, member, True)
-            block_scores.insert(i, score)
+            block_scores = _inserted(block_scores, i, score)
             block_members.insert(i, member)
+        self.scores[pos] = block_scores
         if len(block_scores) > 2 * LOAD:
             self._split(pos)
 
-    def _split(self, pos: int) -> None:
-        # Two new lists of exact size each: the grown one would keep its spare capacity.
+    def _split(self, pos: i64) -> None:
+        # Two new member lists of exact size each: the grown one would keep its spare capacity.
         scores = self.scores[pos]
         members = self.members[pos]
-        self.scores[pos:pos + 1] = [scores[:LOAD], scores[LOAD:]]
+        self.scores[pos] = _half(scores[:LOAD])
+        self.scores = _inserted_block(self.scores, pos + 1, _half(scores[LOAD:]))
         self.members[pos:pos + 1] = [members[:LOAD], members[LOAD:]]
-        self.max_scores[pos:pos + 1] = [scores[LOAD - 1], scores[-1]]
+        self.max_scores[pos] = scores[LOAD - 1]
+        self.max_scores = _inserted(self.max_scores, pos + 1, scores[len(scores) - 1])
         self.max_members[pos:pos + 1] = [members[LOAD - 1], members[-1]]
 
     def remove(self, score: Score, member: bytes) -> None:
@@ -127,41 +163,49 @@ class Order:
         pos = self._block_of(score, member, False)
         block_scores = self.scores[pos]
         block_members = self.members[pos]
-        i = _position(block_scores, block_members, score, member, False)
-        del block_scores[i]
+        i = _found(block_scores, block_members, score, member)
+        block_scores, _ = pop(block_scores, i)
+        self.scores[pos] = block_scores
         del block_members[i]
         self._removed_from(pos)
 
-    def _removed_from(self, pos: int) -> None:
+    def _removed_from(self, pos: i64) -> None:
         self.size -= 1
         if self.offsets:
             self.offsets = []
         block_scores = self.scores[pos]
-        if not block_scores:
-            del self.scores[pos]
+        n = len(block_scores)
+        if not n:
+            self.scores, _ = pop(self.scores, pos)
             del self.members[pos]
-            del self.max_scores[pos]
+            self.max_scores, _ = pop(self.max_scores, pos)
             del self.max_members[pos]
             return
-        self.max_scores[pos] = block_scores[-1]
+        self.max_scores[pos] = block_scores[n - 1]
         self.max_members[pos] = self.members[pos][-1]
         # Keep blocks from thinning out: a small one joins its neighbour.
-        if len(block_scores) < LOAD // 4 and len(self.scores) > 1:
+        if n < LOAD // 4 and len(self.scores) > 1:
             left = pos - 1 if pos > 0 else pos
-            self.scores[left:left + 2] = [self.scores[left] + self.scores[left + 1]]
+            right = self.scores[left + 1]
+            joined = vec[float](self.scores[left], capacity=len(self.scores[left]) + len(right))
+            for x in right:
+                joined = append(joined, x)
+            self.scores[left] = joined
+            self.scores, _ = pop(self.scores, left + 1)
             self.members[left:left + 2] = [self.members[left] + self.members[left + 1]]
-            del self.max_scores[left]
+            self.max_scores, _ = pop(self.max_scores, left)
             del self.max_members[left]
-            if len(self.scores[left]) > 2 * LOAD:
+            if len(joined) > 2 * LOAD:
                 self._split(left)
 
     def pop(self, last: bool) -> tuple[Score, bytes]:
-        pos = len(self.scores) - 1 if last else 0
+        pos: i64 = len(self.scores) - 1 if last else 0
+        block = self.scores[pos]
+        block, score = pop(block, -1 if last else 0)
+        self.scores[pos] = block
         if last:
-            score = self.scores[pos].pop()
             member = self.members[pos].pop()
         else:
-            score = self.scores[pos].pop(0)
             member = self.members[pos].pop(0)
         self._removed_from(pos)
         return score, member
@@ -193,8 +237,7 @@ class Order:
     def index(self, score: Score, member: bytes) -> int:
         """The rank of a pair known to be present."""
         pos = self._block_of(score, member, False)
-        return self._offsets()[pos] + _position(self.scores[pos], self.members[pos], score, member,
-                                                False)
+        return self._offsets()[pos] + _found(self.scores[pos], self.members[pos], score, member)
 
     def bisect_left(self, score: Score, member: bytes) -> int:
         """How many pairs sort before (score, member)."""
@@ -218,9 +261,12 @@ class Order:
         pos, i = self._locate(start)
         left = stop - start
         while left > 0:
-            chunk = self.scores[pos][i:i + left]
-            yield from zip(chunk, self.members[pos][i:i + left], strict=True)
-            left -= len(chunk)
+            block = self.scores[pos]
+            members = self.members[pos]
+            end = min(len(block), i + left)
+            for j in range(i, end):
+                yield block[j], members[j]
+            left -= end - i
             pos += 1
             i = 0
 
@@ -229,12 +275,11 @@ class Order:
         left = stop - start
         while left > 0:
             lo = max(0, i + 1 - left)
-            chunk = self.scores[pos][lo:i + 1]
-            members = self.members[pos][lo:i + 1]
-            chunk.reverse()
-            members.reverse()
-            yield from zip(chunk, members, strict=True)
-            left -= len(chunk)
+            block = self.scores[pos]
+            members = self.members[pos]
+            for j in range(i, lo - 1, -1):
+                yield block[j], members[j]
+            left -= i + 1 - lo
             pos -= 1
             if pos >= 0:
                 i = len(self.scores[pos]) - 1
@@ -244,11 +289,12 @@ class Order:
         if stop - start <= 32:
             for _ in range(stop - start):
                 pos, i = self._locate(start)
-                del self.scores[pos][i]
+                block, _ = pop(self.scores[pos], i)
+                self.scores[pos] = block
                 del self.members[pos][i]
                 self._removed_from(pos)
             return
-        scores: Scores = []
+        scores: list[float] = []
         for block in self.scores:
             scores.extend(block)
         members = [member for block in self.members for member in block]
@@ -260,23 +306,46 @@ class Order:
         """Replace the content with pairs already in order (a loaded value), in full blocks."""
         self._rebuild(scores, members)
 
-    def _rebuild(self, scores: Scores, members: list[bytes]) -> None:
-        self.scores = [scores[i:i + LOAD] for i in range(0, len(scores), LOAD)]
+    def _rebuild(self, scores: list[float], members: list[bytes]) -> None:
+        blocks = vec[Scores]()
+        maxes = vec[float]()
+        for i in range(0, len(scores), LOAD):
+            block = vec[float](scores[i:i + LOAD])
+            blocks = append(blocks, block)
+            maxes = append(maxes, block[len(block) - 1])
+        self.scores = blocks
+        self.max_scores = maxes
         self.members = [members[i:i + LOAD] for i in range(0, len(members), LOAD)]
-        self.max_scores = [block[-1] for block in self.scores]
         self.max_members = [block[-1] for block in self.members]
         self.offsets = []
         self.size = len(scores)
 
     def __iter__(self) -> Iterator[tuple[Score, bytes]]:
-        for scores, members in zip(self.scores, self.members, strict=True):
-            yield from zip(scores, members, strict=True)
+        for pos in range(len(self.members)):
+            block = self.scores[pos]
+            members = self.members[pos]
+            for j in range(len(members)):
+                yield block[j], members[j]
 
     def copy(self) -> Order:
         dup = Order()
-        dup.scores = [list(block) for block in self.scores]
+        blocks = vec[Scores]()
+        for block in self.scores:
+            blocks = append(blocks, vec[float](block))
+        dup.scores = blocks
         dup.members = [list(block) for block in self.members]
-        dup.max_scores = list(self.max_scores)
+        dup.max_scores = vec[float](self.max_scores)
         dup.max_members = list(self.max_members)
         dup.size = self.size
         return dup
+
+
+def _inserted_block(blocks: vec[Scores], i: i64, block: Scores) -> vec[Scores]:
+    """blocks with block inserted at index i."""
+    blocks = append(blocks, block)
+    j = len(blocks) - 1
+    while j > i:
+        blocks[j] = blocks[j - 1]
+        j -= 1
+    blocks[i] = block
+    return blocks
