@@ -305,10 +305,6 @@ def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_c
     n = len(buf)
     pos = 0
     done = 0
-    # The previous command's arguments: a short argument equal to the one at the same place
-    # there (a pipeline's command name, key, `*`, field names) is that same bytes object, which
-    # costs a comparison where a new object costs an allocation and, later, a free.
-    prev: list[bytes] = []
     while pos < n:
         if buf[pos] != _STAR:
             return done
@@ -318,8 +314,6 @@ def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_c
             return done
         pos += 2
         argv: list[bytes] = []
-        same_place = len(prev)
-        k = 0
         while count:
             if pos >= n or buf[pos] != _DOLLAR:
                 return done
@@ -329,36 +323,12 @@ def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_c
             end = pos + 2 + size
             if end + 2 > n or buf[pos + 1] != _LF or buf[end] != _CR or buf[end + 1] != _LF:
                 return done
-            if k < same_place and 0 < size <= _SHARED_MAX:
-                arg = prev[k]
-                # From the last byte back: values that differ (counters) differ there first.
-                if len(arg) == size and _same_bytes(buf, pos + 2, arg, size):
-                    argv.append(arg)
-                else:
-                    argv.append(buf[pos + 2:end])
-            else:
-                argv.append(buf[pos + 2:end])
-            k += 1
+            argv.append(buf[pos + 2:end])
             pos = end + 2
             count -= 1
         out.append(argv)
-        prev = argv
         done = pos
     return done
-
-
-# Longer arguments are values, seldom repeated: not compared.
-_SHARED_MAX: Final = 32
-
-
-def _same_bytes(buf: bytes, start: int, arg: bytes, size: int) -> bool:
-    """Whether buf[start:start + size] is arg (size == len(arg) > 0), compared from the end."""
-    i = size - 1
-    while i >= 0:
-        if buf[start + i] != arg[i]:
-            return False
-        i -= 1
-    return True
 
 # No limit of the scan's own: what a master sends was checked by the master.
 _ANY_BULK_LEN = 9_999_999_999
@@ -583,7 +553,10 @@ class RequestParser:
         while self._pos < n:
             if not self._reqtype:
                 if progressed and handback and buf[self._pos] == _STAR:
-                    rest = bytes(buf[self._pos:])
+                    # The rest is a slice of data once the buffered command is done (the
+                    # common case: a command cut by the end of the previous read): one copy.
+                    skip = self._pos - (n - len(data))
+                    rest = data[skip:] if skip >= 0 else bytes(buf[self._pos:])
                     buf.clear()
                     self._pos = 0
                     return rest

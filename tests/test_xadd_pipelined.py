@@ -535,20 +535,3 @@ def test_a_big_transaction_answers_each_id_as_redis_does(server, real_redis, pro
         expected = b"".join(b"$%d\r\n%b\r\n" % (len(e[0]), e[0]) for e in entries) + b"+OK\r\n"
         assert replies[-2] == b"*%d\r\n" % (n + 1) + expected, port
 
-
-def test_repeated_arguments_of_a_pipeline_stay_each_calls_own(server, real_redis) -> None:
-    """Arguments equal to the previous command's at the same place are shared by the parser:
-    arguments that differ from them in any one byte (first, middle, last), or only in length,
-    must still reach each command as sent."""
-    script: list[tuple] = []
-    for i, (key, value) in enumerate([("ka", "abc"), ("ka", "abc"), ("kb", "abd"), ("kb", "xbd"),
-                                      ("kb", "xzd"), ("kab", "xzd"), ("ka", "xz"), ("ka", ""),
-                                      ("ka", "x" * 32), ("ka", "x" * 32 + "y"), ("ka", "x" * 32)]):
-        script.append(("XADD", key, f"1-{i + 1}", "f", value, "g" if i % 3 else "h", value))
-        script.append(("SET", f"s{key}", value))
-    script += [("XRANGE", k, "-", "+") for k in ("ka", "kb", "kab")]
-    script += [("MGET", "ska", "skb", "skab")]
-    mine = run_pipelined(server.port, script)
-    theirs = run_pipelined(real_redis.port, script)
-    for cmd, ours, ref in zip(script, mine, theirs, strict=True):
-        assert ours == ref, f"{cmd!r}: rivulet {ours!r} != redis {ref!r}"
