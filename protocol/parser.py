@@ -553,7 +553,10 @@ class RequestParser:
         while self._pos < n:
             if not self._reqtype:
                 if progressed and handback and buf[self._pos] == _STAR:
-                    rest = bytes(buf[self._pos:])
+                    # The rest is a slice of data once the buffered command is done (the
+                    # common case: a command cut by the end of the previous read): one copy.
+                    skip = self._pos - (n - len(data))
+                    rest = data[skip:] if skip >= 0 else bytes(buf[self._pos:])
                     buf.clear()
                     self._pos = 0
                     return rest

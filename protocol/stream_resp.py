@@ -251,13 +251,17 @@ def entry_reply(eid: int, fields: Any) -> list[Any]:
     return [b"%d-%d" % (eid >> 64, eid & _U64), fields]
 
 
+# The last three digits of a number of 1000 or more.
+_LOW_DIGITS: Final = [b"%03d" % n for n in range(1000)]
+
+
 def id_run_reply(first: int, count: int) -> bytes:
     """The replies of `count` XADDs that made the consecutive IDs first, first+1, ...: that many
     bulk strings "ms-seq", encoded in a few C-level joins."""
     ms = first >> 64
     seq = first & _U64
     end = seq + count
-    if end > len(SEQ_DIGITS):
+    if end > _U64 + 1:  # the sequence overflows into the next millisecond
         parts = []
         for eid in range(first, first + count):
             sid = b"%d-%d" % (eid >> 64, eid & _U64)
@@ -268,13 +272,27 @@ def id_run_reply(first: int, count: int) -> bytes:
     bound = 10
     while bound <= seq:
         bound *= 10
-    while seq < end:
+    table = len(SEQ_DIGITS)
+    while seq < end and seq < table:
         # Sequence numbers with the same digit count share one bulk header.
-        stop = end if end < bound else bound
+        stop = min(end, bound, table)
         prefix = b"$%d\r\n%b" % (len(head) + len(SEQ_DIGITS[seq]), head)
         parts.append(prefix)
         parts.append((b"\r\n" + prefix).join(SEQ_DIGITS[seq:stop]))
         parts.append(b"\r\n")
+        if stop == bound:
+            bound *= 10
         seq = stop
-        bound *= 10
+    while seq < end:
+        # Past the table (a transaction's many XADDs in one millisecond): the numbers of one
+        # thousand share their leading digits, and the last three come from a table.
+        high = seq // 1000
+        low = seq - high * 1000
+        stop = min(1000, low + end - seq)
+        lead = b"%d" % high
+        prefix = b"$%d\r\n%b%b" % (len(head) + len(lead) + 3, head, lead)
+        parts.append(prefix)
+        parts.append((b"\r\n" + prefix).join(_LOW_DIGITS[low:stop]))
+        parts.append(b"\r\n")
+        seq += stop - low
     return b"".join(parts)

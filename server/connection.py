@@ -81,13 +81,16 @@ class Client(asyncio.Protocol):
         self.no_touch = False
         # CLIENT REPLY: REPLY_OFF, REPLY_SKIP (this command's reply is dropped), REPLY_SKIP_NEXT
         self.reply_flags = 0
-        # MULTI state: queued (command, argv) pairs, or None outside a transaction
-        self.multi: list[tuple[Command, list[bytes]]] | None = None
+        # MULTI state: the queued commands, or None outside a transaction, and their argvs
+        # (two lists rather than a pair per call: a transaction may queue a hundred thousand
+        # XADDs, and each pair would be one more object for the garbage collector to walk).
+        self.multi: list[Command] | None = None
+        self.multi_argvs: list[list[bytes]] = []
         self.multi_error = False
         self.in_exec = False
         # While EXEC runs: the transaction's queue and EXEC's argv. The client is still in MULTI
         # for CLIENT LIST / ACL LOG (flags=x, multi=N), as in Redis, while `multi` is None.
-        self.exec_queue: list[tuple[Command, list[bytes]]] | None = None
+        self.exec_queue: list[list[bytes]] | None = None
         self.exec_argv: list[bytes] | None = None
         # (db, key) -> whether the key was already logically expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}

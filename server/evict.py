@@ -316,7 +316,7 @@ class Evictor:
 
 
 def _queued_denyoom(client: Client) -> bool:
-    return any(queued.denyoom for queued, _argv in client.multi or ())
+    return any(queued.denyoom for queued in client.multi or ())
 
 
 def run_may_start(client: Client, cmd: Command, first: list[bytes]) -> bool:

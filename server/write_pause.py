@@ -45,7 +45,7 @@ def may_replicate(client: Client, cmd: Command) -> bool:
         return True
     multi = client.multi
     if cmd.name == "exec" and multi:
-        return any(queued.is_write or "may_replicate" in queued.flags for queued, _argv in multi)
+        return any(queued.is_write or "may_replicate" in queued.flags for queued in multi)
     return False
 
 

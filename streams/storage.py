@@ -193,18 +193,24 @@ class Node:
         return data
 
     def fill(
-        self, eids: list[int], entries: list[Sequence[bytes]], sizes: list[int], start: int,
-        max_entries: int, max_bytes: int,
+        self, first: int, eids: list[int] | None, entries: list[list[bytes]], at: int,
+        start: int, total: int, max_entries: int, max_bytes: int,
     ) -> int:
-        """`append` entries[start:] while the node has room (EntryStore.append's test) and they
-        take its common path (no widening, no tombstone bitmap); how many were appended.
+        """`append` entries[start:total] while the node has room (EntryStore.append's test) and
+        they take its common path (no widening, no tombstone bitmap); how many were appended.
 
-        The entries' encodings are gathered as pieces and joined onto the node's data once:
-        appending each length byte and value to the bytearray in turn was most of the cost of
-        a pipelined XADD (a method call per byte, a resize per value).
+        Entry j's fields are entries[j][at:] (a run of XADDs passes their argvs, fields from
+        index 3, rather than a copy of each one's fields). Its ID is eids[j], or with eids None
+        first + (j - start), the IDs of one millisecond. An entry over MAX_NODE_SIZE stops the
+        fill.
+
+        The entries' encodings are gathered as pieces and joined onto the node's data once, and
+        the arrays are extended once: appending each length byte and value to the bytearray in
+        turn, or each number to an array (a method call each), was most of the cost of a
+        pipelined XADD.
         """
         data = self.data
-        if self.dead is not None or type(data) is not bytearray:
+        if self.dead is not None or type(data) is not bytearray or start >= total:
             return 0
         msd = self.msd
         seq = self.seq
@@ -219,43 +225,56 @@ class Node:
         width = 2 * len(names)
         n = len(msd)
         j = start
-        total = len(eids)
-        if start >= total:
-            return 0
         # Consecutive IDs in one millisecond (what XADD * makes) are counted on in small ints.
-        first = eids[start]
-        step = eids[-1] - first == total - 1 - start and eids[-1] >> 64 == first >> 64
+        if eids is not None:
+            first = eids[start]
+            step = eids[total - 1] - first == total - 1 - start and eids[total - 1] >> 64 == first >> 64
+        else:
+            step = True
         d = (first >> 64) - ms0
         s = (first & _U64) - 1
+        if step and d > max_d:
+            return 0
+        new_msd: list[int] = []
+        new_seq: list[int] = []
+        new_offs: list[int] = []
         parts: list[bytes] = []
         off = len(data)  # where the next entry starts, pieces gathered so far included
         while j < total:
-            if (max_entries and n >= max_entries) or off + fbytes + n * per + sizes[j] >= max_bytes:
+            fields = entries[j]
+            stop = len(fields)
+            size = 0
+            for i in range(at, stop):
+                size += len(fields[i])
+            if (max_entries and n >= max_entries) or off + fbytes + n * per + size >= max_bytes:
+                break
+            if size > MAX_NODE_SIZE:
                 break
             if step:
                 s += 1
             else:
+                assert eids is not None
                 eid = eids[j]
                 d = (eid >> 64) - ms0
                 s = eid & _U64
             if d > max_d or s > max_seq or off > max_off:
                 break
-            fields = entries[j]
-            msd.append(d)
-            seq.append(s)
-            offs.append(off)
-            count = len(fields)
+            if not step:
+                new_msd.append(d)
+                new_seq.append(s)
+            new_offs.append(off)
+            count = stop - at
             same = count == width
             if same:
                 for i in range(0, count, 2):
-                    if fields[i] != names[i >> 1]:
+                    if fields[at + i] != names[i >> 1]:
                         same = False
                         break
             if same:
                 # The node's field names (the master entry's): 0, then the values only.
                 parts.append(_ZERO)
                 off += 1
-                for i in range(1, count, 2):
+                for i in range(at + 1, stop, 2):
                     v = fields[i]
                     size = len(v)
                     head = _LEN_BYTES[size] if size < 0x80 else _len_bytes(size)
@@ -266,7 +285,8 @@ class Node:
                 head = _len_bytes(count >> 1)
                 parts.append(head)
                 off += len(head)
-                for x in fields:
+                for i in range(at, stop):
+                    x = fields[i]
                     size = len(x)
                     head = _LEN_BYTES[size] if size < 0x80 else _len_bytes(size)
                     parts.append(head)
@@ -274,10 +294,19 @@ class Node:
                     off += len(head) + size
             n += 1
             j += 1
-        if parts:
+        done = j - start
+        if done:
             data += b"".join(parts)
-        self.live += j - start
-        return j - start
+            if step:
+                s = first & _U64
+                msd.extend([d] * done)
+                seq.extend(range(s, s + done))
+            else:
+                msd.extend(new_msd)
+                seq.extend(new_seq)
+            offs.extend(new_offs)
+            self.live += done
+        return done
 
     def seal(self) -> None:
         """Freeze a node that will receive no more entries: exact-size buffers, immutable data."""
@@ -532,26 +561,35 @@ class EntryStore:
         node.append(eid, fields)
         self.length += 1
 
-    def extend(self, eids: list[int], entries: list[Sequence[bytes]], sizes: list[int]) -> None:
-        """`append` each entry in turn (IDs ascending, past every ID stored; sizes as there).
+    def extend(self, first: int, eids: list[int] | None, entries: list[list[bytes]],
+               at: int, start: int, total: int) -> int:
+        """`append` entries[start:total] in turn, entry j's fields being entries[j][at:] and its
+        ID eids[j], or with eids None first + (j - start) (IDs of one millisecond); IDs ascend
+        past every ID stored. How many were appended: the first entry over MAX_NODE_SIZE stops
+        it.
 
         `append` takes the entries that start a node or widen one; `Node.fill` the rest.
         """
-        i = 0
-        total = len(eids)
+        i = start
         nodes = self.nodes
         while i < total:
             if nodes:
                 max_bytes = self.node_max_bytes
                 if max_bytes <= 0 or max_bytes > MAX_NODE_SIZE:
                     max_bytes = MAX_NODE_SIZE
-                done = nodes[-1].fill(eids, entries, sizes, i, self.node_max_entries, max_bytes)
+                done = nodes[-1].fill(first + (i - start), eids, entries, at, i, total,
+                                      self.node_max_entries, max_bytes)
                 self.length += done
                 i += done
                 if i >= total:
                     break
-            self.append(eids[i], entries[i], sizes[i])
+            fields = entries[i][at:] if at else entries[i]
+            size = fields_size(fields)
+            if size > MAX_NODE_SIZE:
+                break
+            self.append(first + (i - start) if eids is None else eids[i], fields, size)
             i += 1
+        return i - start
 
     def load_node(
         self, master_id: int, names: tuple[bytes, ...], msd: list[int], seq: list[int],

@@ -155,45 +155,54 @@ class Stream:
             self.first_id = new
         return new
 
-    def add_many(self, entries: Iterable[Sequence[bytes]], now_ms: int) -> list[int]:
-        """`add` with an auto ID (`*`) for each entry in turn, as that many XADDs would; the IDs.
+    def add_run(self, entries: list[list[bytes]], at: int, start: int, end: int,
+                now_ms: int) -> int:
+        """`add` with an auto ID (`*`) for entries[start:end] in turn, each entry's fields being
+        entries[j][at:] (a run of XADDs passes their argvs), as that many XADDs would; how many
+        were added, with the consecutive IDs last_id - count + 1 ... last_id.
 
         Stops before an entry `add` would refuse (IDs exhausted, entry too large), so the
         caller can add that one alone and get its error.
         """
         last = self.last_id
         if last == MAX_ID:
-            return []
-        entries = list(entries)
-        sizes = [fields_size(fields) for fields in entries]
-        for i in range(len(sizes)):
-            if sizes[i] > MAX_NODE_SIZE:
-                del entries[i:]
-                break
+            return 0
         ms = now_ms if now_ms > 0 else 0
         first = ms << 64 if ms > last >> 64 else last + 1
         # IDs are consecutive integers (a sequence overflow carries into the milliseconds).
-        k = min(len(entries), MAX_ID - first + 1)
+        k = min(end - start, MAX_ID - first + 1)
         if k <= 0:
-            return []
-        ids = list(range(first, first + k))
-        self.store.extend(ids, entries, sizes)
-        self.entries_added += k
-        self.last_id = ids[-1]
-        if self.store.length == k:
-            self.first_id = first
+            return 0
+        eids: list[int] | None = None
+        if (first + k - 1) >> 64 != first >> 64:
+            eids = [0] * start + list(range(first, first + k))  # indexed from start
+        done = self.store.extend(first, eids, entries, at, start, start + k)
+        if done:
+            self.entries_added += done
+            self.last_id = first + done - 1
+            if self.store.length == done:
+                self.first_id = first
+        return done
+
+    def add_many(self, entries: list[list[bytes]], now_ms: int) -> list[int]:
+        """`add_run` of every entry (fields only); the IDs."""
+        done = self.add_run(entries, 0, 0, len(entries), now_ms)
+        eid = self.last_id - done
+        ids: list[int] = []
+        for _ in range(done):
+            eid += 1
+            ids.append(eid)
         return ids
 
-    def add_given(self, ids: list[int], entries: list[Sequence[bytes]], sizes: list[int]) -> None:
+    def add_given(self, ids: list[int], entries: list[list[bytes]]) -> None:
         """`add` of each entry with its explicit ID, as that many XADDs would: the caller checked
-        what `add` would refuse (IDs ascending past last_id, none 0-0, sizes as `fields_size`
-        gives them within MAX_NODE_SIZE)."""
+        what `add` would refuse (IDs ascending past last_id, none 0-0, sizes within
+        MAX_NODE_SIZE)."""
         if not ids:
             return
-        self.store.extend(ids, entries, sizes)
-        k = len(ids)
+        k = self.store.extend(0, ids, entries, 0, 0, len(ids))
         self.entries_added += k
-        self.last_id = ids[-1]
+        self.last_id = ids[k - 1]
         if self.store.length == k:
             self.first_id = ids[0]
 

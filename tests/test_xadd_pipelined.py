@@ -91,13 +91,13 @@ def test_add_many_builds_the_same_nodes_as_add(limits: tuple[int, int]) -> None:
 
 @pytest.mark.parametrize("limits", [(100, 4096), (7, 4096), (0, 90)])
 def test_extend_with_any_ascending_ids_builds_the_same_nodes(limits: tuple[int, int]) -> None:
-    # Gaps, millisecond changes, sequences past 32 bits, tuples as well as lists of fields.
+    # Gaps, millisecond changes, sequences past 32 bits, fields of another shape.
     rng = random.Random(7)
     eids, entries, eid = [], [], 5 << 64
     for i in range(300):
         eid += rng.choice([1, 1, 1, 2, 1 << 64, (1 << 33), 1000 << 64])
         eids.append(eid)
-        fields = [b"f", b"%d" % i] if i % 3 else (b"f", b"x" * (i % 200), b"g", b"y")
+        fields = [b"f", b"%d" % i] if i % 3 else [b"f", b"x" * (i % 200), b"g", b"y"]
         entries.append(fields)
     one = EntryStore(*limits)
     for eid, fields in zip(eids, entries, strict=True):
@@ -105,8 +105,48 @@ def test_extend_with_any_ascending_ids_builds_the_same_nodes(limits: tuple[int, 
     many = EntryStore(*limits)
     for at in range(0, len(eids), 16):
         chunk = entries[at:at + 16]
-        many.extend(eids[at:at + 16], chunk, [sum(map(len, f)) for f in chunk])
+        assert many.extend(0, eids[at:at + 16], chunk, 0, 0, len(chunk)) == len(chunk)
     assert _nodes(many) == _nodes(one) and many.length == one.length == 300
+
+
+@pytest.mark.parametrize("limits", [(100, 4096), (10, 4096), (0, 120), (0, 0)])
+def test_add_run_of_argvs_builds_the_same_nodes_as_add(limits: tuple[int, int]) -> None:
+    # What a transaction's XADDs give it: thousands of entries in one millisecond (sequence
+    # numbers past any table), fields read from each argv at index 3, values of every length
+    # class (one-byte and longer lengths), field names that are not the master entry's.
+    argvs = []
+    for i in range(5000):
+        fields = ([b"sensor", b"sensor-%d" % (i % 10), b"seq", b"%d" % i, b"t", b"20.5"]
+                  if i % 97 else [b"other", b"x" * (i % 300)])
+        argvs.append([b"XADD", b"k", b"*", *fields])
+    one = Stream(*limits)
+    for argv in argvs:
+        one.add(argv[3:], now_ms=7)
+    many = Stream(*limits)
+    done = 0
+    for start in range(0, len(argvs), 1500):
+        end = min(start + 1500, len(argvs))
+        added = many.add_run(argvs, 3, start, end, now_ms=7)
+        assert added == end - start
+        done += added
+    assert many.last_id == one.last_id == (7 << 64) + 4999
+    assert _nodes(many) == _nodes(one)
+    assert (many.length, many.first_id, many.entries_added) == \
+        (one.length, one.first_id, one.entries_added)
+    assert many.range() == one.range()
+
+
+def test_add_run_stops_before_an_entry_too_large(monkeypatch) -> None:
+    import streams.storage
+    import streams.stream
+
+    if not streams.stream.__file__.endswith(".py"):
+        pytest.skip("MAX_NODE_SIZE is a compiled constant here: the pure-Python build tests this limit")
+    monkeypatch.setattr(streams.storage, "MAX_NODE_SIZE", 100)
+    argvs = [[b"XADD", b"k", b"*", b"f", b"v"]] * 5 + [[b"XADD", b"k", b"*", b"f", b"x" * 200]]
+    s = Stream()
+    assert s.add_run(argvs, 3, 0, len(argvs), now_ms=3) == 5
+    assert s.length == 5 and s.last_id == (3 << 64) + 4
 
 
 def test_add_many_after_deletes_and_a_slower_clock() -> None:
@@ -131,8 +171,9 @@ def test_add_many_stops_where_ids_run_out() -> None:
 MAX_ID = (1 << 128) - 1
 
 
-@pytest.mark.parametrize("seq", [0, 3, 9, 95, 990, 4080, 4095, 5000])
-@pytest.mark.parametrize("count", [1, 2, 16, 200])
+@pytest.mark.parametrize("seq", [0, 3, 9, 95, 990, 4080, 4095, 5000, 9990, 99_999, 123_456,
+                                 (1 << 64) - 3])
+@pytest.mark.parametrize("count", [1, 2, 16, 200, 1001, 12_000])
 def test_id_run_reply_is_one_bulk_per_id(seq: int, count: int) -> None:
     first = (1795464449139 << 64) + seq
     expected = b"".join(b"$%d\r\n%b\r\n" % (len(format_id(e)), format_id(e))
@@ -474,3 +515,23 @@ def test_a_transaction_of_other_batched_commands_answers_as_redis(server, real_r
     theirs = run_pipelined(real_redis.port, script)
     for cmd, ours, ref in zip(script, mine, theirs, strict=True):
         assert ours == ref, f"{cmd!r}: rivulet {ours!r} != redis {ref!r}"
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_a_big_transaction_answers_each_id_as_redis_does(server, real_redis, protocol) -> None:
+    """The Spark sink's idempotent write: a WATCH, then one MULTI with thousands of XADD * of
+    several fields and a SET, then EXEC. Its reply holds an ID per XADD, sequence numbers of one
+    millisecond running past 10,000: each must be the entry XRANGE shows, on either server."""
+    n = 12_000
+    script: list[tuple] = [("HELLO", protocol), ("WATCH", "marker"), ("MULTI",)]
+    script += [("XADD", "out", "*", "sensor", f"sensor-{i % 10}", "seq", i, "temperature",
+                f"{20 + i % 7}.5") for i in range(n)]
+    script += [("SET", "marker", n, "EX", 600), ("EXEC",), ("XRANGE", "out", "-", "+")]
+    for port in (server.port, real_redis.port):
+        replies = run_pipelined(port, script)
+        assert replies[3:-2] == [b"+QUEUED\r\n"] * (n + 1)
+        entries = redis.Redis(port=port).xrange("out")
+        assert [int(e[1][b"seq"]) for e in entries] == list(range(n))
+        expected = b"".join(b"$%d\r\n%b\r\n" % (len(e[0]), e[0]) for e in entries) + b"+OK\r\n"
+        assert replies[-2] == b"*%d\r\n" % (n + 1) + expected, port
+

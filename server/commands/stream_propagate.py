@@ -62,18 +62,19 @@ def propagate_deliveries(client: Client, key: bytes, group: ConsumerGroup,
         client.propagate(claim_effect(key, group, eid))
 
 
-def xadd_run_effect(key: bytes, first: int, run: list[list[bytes]], count: int) -> bytes:
-    """The RESP of `XADD key <id> field value ...` for the first count calls of run (`XADD key
-    * ...`), which got the consecutive IDs first, first + 1, ...: the same bytes as encoding each
-    call's effect argv, built without an argv per call."""
+def xadd_run_effect(key: bytes, first: int, commands: list[list[bytes]], start: int,
+                    count: int) -> bytes:
+    """The RESP of `XADD key <id> field value ...` for the count calls commands[start:] (`XADD
+    key * ...`), which got the consecutive IDs first, first + 1, ...: the same bytes as encoding
+    each call's effect argv, built without an argv per call."""
     head = b"$4\r\nXADD\r\n$%d\r\n%b\r\n" % (len(key), key)
     crlf = b"\r\n"
     parts: list[bytes] = []
     ms = -1
     prefix = b""
     eid = first
-    for j in range(count):
-        argv = run[j]
+    for j in range(start, start + count):
+        argv = commands[j]
         n = len(argv)
         parts.append(ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n)
         parts.append(head)

@@ -6,7 +6,6 @@ error a client sees (e.g. a bad MAXLEN wins over an odd field count, which wins 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from protocol.numbers import parse_int
@@ -380,11 +379,11 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     s, created = _run_target(client, key)
     if s is None:
         return 0  # WRONGTYPE, from the single path
-    run = commands[start:end]
-    eids = s.add_many([argv[3:] for argv in run], now_ms())
-    done = len(eids)
+    # The argvs themselves go to the stream, fields from index 3: no copy of each one's fields.
+    done = s.add_run(commands, 3, start, end, now_ms())
     if not done:
         return 0
+    first_id = s.last_id - done + 1
     if created:
         db.add(key, s)
     else:
@@ -396,9 +395,9 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     effects = client.effects
     if effects.active:
         # Each entry as an XADD with the ID it was given (dispatch hands them on with the run).
-        effects.add_encoded(db.index, xadd_run_effect(key, eids[0], run, done))
-    # add_many's IDs follow each other (first, first + 1, ...).
-    client.out.append(id_run_reply(eids[0], done))
+        effects.add_encoded(db.index, xadd_run_effect(key, first_id, commands, start, done))
+    # add_run's IDs follow each other (first, first + 1, ...).
+    client.out.append(id_run_reply(first_id, done))
     return done
 
 
@@ -421,8 +420,7 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
         return 0  # WRONGTYPE, from the single path
     prev = s.last_id
     ids: list[int] = []
-    entries: list[Sequence[bytes]] = []
-    sizes: list[int] = []
+    entries: list[list[bytes]] = []
     # A master's stream carries its runs' consecutive IDs: an ID spelled as the one after the
     # previous (same "<ms>-" text, the next sequence number's digits) is that ID, unparsed.
     prefix = b""
@@ -454,11 +452,10 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
         next_seq = seq + 1 if seq < _SEQ_PREDICTED else _SEQ_PREDICTED
         ids.append(prev)
         entries.append(fields)
-        sizes.append(size)
     done = len(ids)
     if not done:
         return 0
-    s.add_given(ids, entries, sizes)
+    s.add_given(ids, entries)
     db = client.db
     if created:
         db.add(key, s)
@@ -532,7 +529,7 @@ def _xadd_idempotent_run(client: Client, commands: list[list[bytes]], start: int
     tracker = s.idmp
     now = now_ms()
     found: list[int] = []  # per call: the remembered entry ID, or -1 for an entry to add
-    new_fields: list[Sequence[bytes]] = []
+    new_fields: list[list[bytes]] = []
     new_pairs: list[tuple[bytes, bytes]] = []
     recording: set[bytes] = set()  # producers the run records pairs for
     pairs: set[tuple[bytes, bytes]] = set()

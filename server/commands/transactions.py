@@ -19,12 +19,14 @@ def multi(client: Client, argv: list[bytes]) -> Any:
     if client.multi is not None:
         return ErrorReply("ERR MULTI calls can not be nested")
     client.multi = []
+    client.multi_argvs = []
     client.multi_error = False
     return OK
 
 
 def end_transaction(client: Client) -> None:
     client.multi = None
+    client.multi_argvs = []
     client.multi_error = False
     if client.watched:
         client.server.keyspace.unwatch_all(client)
@@ -62,6 +64,7 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
         end_transaction(client)
         return NULL_ARRAY
     queued = client.multi
+    argvs = client.multi_argvs
     end_transaction(client)
     server = client.server
     resp3 = client.resp3
@@ -69,15 +72,15 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
     # through their command's run handler, which writes its replies encoded.
     parts: list[bytes] = [b"*%d\r\n" % len(queued)]
     runs = _runs_allowed(client)
-    argvs = [cmd_argv for _, cmd_argv in queued] if runs else []
     n = len(queued)
     i = 0
     client.in_exec = True
-    client.exec_queue = queued
+    client.exec_queue = argvs
     client.exec_argv = argv
     try:
         while i < n:
-            cmd, cmd_argv = queued[i]
+            cmd = queued[i]
+            cmd_argv = argvs[i]
             if runs and cmd.run_handler is not None and i + 1 < n and (
                     not cmd.is_write or server.write_error is None):
                 done = _run(client, cmd, argvs, i, parts)

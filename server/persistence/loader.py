@@ -85,7 +85,8 @@ def _replay(server: Server, path: str) -> Generator[None, None, int]:
             if name == "multi":
                 multi_start = valid_end
             if client.multi is not None and name not in ("exec", "discard", "multi"):
-                client.multi.append((cmd, argv))
+                client.multi.append(cmd)
+                client.multi_argvs.append(argv)
             else:
                 call(client, cmd, argv)
             if name in ("exec", "discard"):
@@ -107,6 +108,7 @@ def _replay(server: Server, path: str) -> Generator[None, None, int]:
         if multi_start is not None:
             _handle_truncation(server, path, multi_start, len(data))
     client.multi = None
+    client.multi_argvs = []
     return done
 
 
