@@ -25,6 +25,7 @@ from bench.maxmemory_bench import XaddMaxmemoryCase
 from bench.memory import MemoryCase
 from bench.pubsub_bench import PublishCase
 from bench.rdb_load import RdbLoadCase
+from bench.replica_apply import ReplicaApplyCase
 from bench.replication_bench import ReplicationCase
 from bench.report import RESULTS_DIR, format_line, metric_record, write_results
 from bench.rewrite_latency import RewriteLatencyCase
@@ -48,7 +49,7 @@ CASES: dict[str, Case] = {c.name: c for c in
                            ListPushPopCase(), BlpopHandoffCase(), ListMemoryCase(),
                            BitsCase(),
                            ZaddCase(), ZrangeCase(), ZsetMemoryCase(),
-                           PublishCase(), RdbLoadCase(), ReplicationCase(),
+                           PublishCase(), RdbLoadCase(), ReplicationCase(), ReplicaApplyCase(),
                            TLSCase(), SlowClientsCase(), XaddMaxmemoryCase()]}
 GROUPS = {"throughput": ["ping", "xadd", "xrange", "xreadgroup"], "all": list(CASES)}
 QUICK = {"entries": 100_000, "requests": 5_000, "backlog": 50_000}

@@ -585,3 +585,32 @@ def test_effects_encode_as_resp_commands_of_any_size() -> None:
         encode_command([b"SELECT", b"12"]), encode_command(big), encode_command([b"DEL", b"k"]),
         encode_command([b"SELECT", b"3"]), encode_command([b"PING"]), encode_command([b"EXEC"])])
     assert encode_effects(unit[3:], False, 3) == (encode_command([b"PING"]), 3)
+
+
+def test_an_xadd_runs_effect_is_the_bytes_of_its_calls() -> None:
+    """A pipelined run's effect, built in one pass, against each call's argv encoded alone."""
+    import random
+
+    from server.commands.stream_propagate import xadd_run_effect
+    from tests.helpers import encode_command
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        key = rng.choice([b"s", b"k" * rng.randint(1, 300), bytes(rng.randrange(256) for _ in range(5))])
+        count = rng.randint(0, 12)
+        commands = []
+        for _ in range(rng.randint(0, 3) + count):
+            fields = [rng.choice([b"", b"v", b"x" * rng.choice([1, 9, 10, 99, 100, 1023, 1024, 5000])])
+                      for _ in range(2 * rng.randint(1, 4))]
+            commands.append([b"XADD", key, b"*", *fields])
+        start = rng.randint(0, len(commands) - count)
+        ms = rng.choice([0, 1, 1_700_000_000_000, 2**64 - 1])
+        seq = rng.choice([0, 9, 99_999, 2**64 - 3, rng.randrange(2**64)])
+        first = (ms << 64) | seq
+        expected = b""
+        eid = first
+        for argv in commands[start:start + count]:
+            spelled = b"%d-%d" % (eid >> 64, eid & (2**64 - 1))
+            expected += encode_command(b"XADD", key, spelled, *argv[3:])
+            eid += 1
+        assert xadd_run_effect(key, first, commands, start, count) == expected

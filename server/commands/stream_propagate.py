@@ -13,7 +13,7 @@ consumers as XGROUP CREATECONSUMER. An AOF rewrite writes pending records the sa
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from server.effects import ARRAY_HEADERS, BULK_HEADERS
 from streams.ids import SEQ_DIGITS, U64, format_id
@@ -62,36 +62,52 @@ def propagate_deliveries(client: Client, key: bytes, group: ConsumerGroup,
         client.propagate(claim_effect(key, group, eid))
 
 
+# An argument's header with the CRLF that ends the argument before it, as one piece.
+_NEXT_BULK: Final = [b"\r\n$%d\r\n" % n for n in range(1024)]
+
+
 def xadd_run_effect(key: bytes, first: int, commands: list[list[bytes]], start: int,
                     count: int) -> bytes:
     """The RESP of `XADD key <id> field value ...` for the count calls commands[start:] (`XADD
     key * ...`), which got the consecutive IDs first, first + 1, ...: the same bytes as encoding
-    each call's effect argv, built without an argv per call."""
+    each call's effect argv, built without an argv per call. What repeats is joined ahead, once
+    per change: the CRLF ending a call with the next one's header, name and key; an ID's header
+    with its milliseconds; an argument's header with the CRLF ending the one before."""
     head = b"$4\r\nXADD\r\n$%d\r\n%b\r\n" % (len(key), key)
-    crlf = b"\r\n"
     parts: list[bytes] = []
+    argc = -1
+    call_head = b""  # CRLF, "*<argc>\r\n" and head
     ms = -1
     prefix = b""
+    id_digits = -1
+    id_head = b""  # the ID's header and "<ms>-"
     eid = first
     for j in range(start, start + count):
         argv = commands[j]
         n = len(argv)
-        parts.append(ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n)
-        parts.append(head)
+        if n != argc:
+            argc = n
+            call_head = b"\r\n" + (ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n) + head
+        parts.append(call_head)
         if eid >> 64 != ms:  # a sequence that overflowed carries into the milliseconds
             ms = eid >> 64
             prefix = b"%d-" % ms
+            id_digits = -1
         seq = eid & U64
         digits = SEQ_DIGITS[seq] if seq < len(SEQ_DIGITS) else b"%d" % seq
-        parts.append(BULK_HEADERS[len(prefix) + len(digits)])
-        parts.append(prefix)
+        if len(digits) != id_digits:
+            id_digits = len(digits)
+            id_head = BULK_HEADERS[len(prefix) + id_digits] + prefix
+        parts.append(id_head)
         parts.append(digits)
         for i in range(3, n):
             arg = argv[i]
             m = len(arg)
-            parts.append(crlf)
-            parts.append(BULK_HEADERS[m] if m < 1024 else b"$%d\r\n" % m)
+            parts.append(_NEXT_BULK[m] if m < 1024 else b"\r\n$%d\r\n" % m)
             parts.append(arg)
-        parts.append(crlf)
         eid += 1
+    if not parts:
+        return b""
+    parts[0] = parts[0][2:]  # the first call ends nothing before it
+    parts.append(b"\r\n")
     return b"".join(parts)
