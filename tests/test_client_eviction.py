@@ -56,6 +56,21 @@ def partial_set(port: int, size: int, no_evict: bool = False) -> socket.socket:
     return sock
 
 
+def finish_set(sock: socket.socket) -> None:
+    """Send the rest of partial_set's value: the SET runs."""
+    sock.sendall(b"x" * 1_000_000 + b"\r\n")
+    sock.settimeout(5)
+    assert sock.recv(100) == b"+OK\r\n"
+
+
+def pinged(port: int) -> socket.socket:
+    """A connection that has run one PING."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(b"PING\r\n")
+    assert sock.recv(100) == b"+PONG\r\n"
+    return sock
+
+
 VALUES = ["10%", "0", "100%", "101%", "-1", "abc", "1kb", "-5%", "50mb", "+5%", "5 %", "%",
           "9223372036854775807", "9223372036854775808", "18446744073709551615", "1gb"]
 
@@ -93,25 +108,19 @@ def test_below_the_limit_nothing_is_evicted(kind: str, procs) -> None:
     port = start(kind, procs, "--maxmemory-clients", "4mb").port
     sock = partial_set(port, 2_000_000)
     assert not closed_by_server(sock, 0.5)
-    sock.sendall(b"x" * 1_000_000 + b"\r\n")
-    sock.settimeout(5)
-    assert sock.recv(100) == b"+OK\r\n"
+    finish_set(sock)
     assert evicted(port) == 0
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_no_evict_is_counted_but_never_evicted(kind: str, procs) -> None:
     port = start(kind, procs, "--maxmemory-clients", "1mb").port
-    small = socket.create_connection(("127.0.0.1", port))
-    small.sendall(b"PING\r\n")
-    assert small.recv(100) == b"+PONG\r\n"
+    small = pinged(port)
     big = partial_set(port, 2_000_000, no_evict=True)
     # Its memory counts: the connection that may be evicted is, in its place.
     assert closed_by_server(small)
     assert not closed_by_server(big, 0.3)
-    big.sendall(b"x" * 1_000_000 + b"\r\n")
-    big.settimeout(5)
-    assert big.recv(100) == b"+OK\r\n"
+    finish_set(big)
     assert evicted(port) >= 1
 
 
@@ -153,10 +162,8 @@ def test_a_percentage_of_maxmemory(kind: str, procs) -> None:
 def test_the_limit_is_never_below_128kb(kind: str, procs) -> None:
     # An idle Redis connection holds about 20-40 KB: two fit under 128 KB.
     port = start(kind, procs, "--maxmemory-clients", "1").port
-    idle = socket.create_connection(("127.0.0.1", port))
-    idle.sendall(b"PING\r\n")
-    assert idle.recv(100) == b"+PONG\r\n"
-    assert evicted(port) == 0
-    big = partial_set(port, 300_000)
-    assert closed_by_server(big)
-    assert evicted(port) == 1
+    with pinged(port):  # an idle connection, open meanwhile
+        assert evicted(port) == 0
+        big = partial_set(port, 300_000)
+        assert closed_by_server(big)
+        assert evicted(port) == 1
