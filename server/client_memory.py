@@ -4,6 +4,7 @@ client eviction (`maxmemory-clients`), so that all three count the same bytes.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -42,3 +43,22 @@ def client_memory(client: Client, current_argv: list[bytes] | None = None) -> Cl
     multi_mem = sum(len(a) + POINTER for argv in queue for a in argv) if queue else 0
     total = REPLY_BUFFER_SIZE + qbuf + argv_mem + multi_mem + omem
     return ClientMemory(qbuf, argv_mem, multi_mem, omem, total)
+
+
+def memory_by_kind(clients: Iterable[Client]) -> tuple[int, int]:
+    """INFO's figures of connections, as Redis's getMemoryOverheadData has them: what the
+    normal, Pub/Sub and master connections hold (mem_clients_normal), and the most output any
+    of our replicas has still to receive (Redis keeps replicas' output in one buffer shared
+    with the backlog, whose size is its longest replica's lag)."""
+    normal = replica_output = 0
+    for client in clients:
+        if client.closed:
+            continue
+        link = client.replica
+        if link is not None and link.is_replica:
+            # (with what accumulates for it while its snapshot is being made)
+            output = client_memory(client).omem + len(link.pending)
+            replica_output = max(replica_output, output)
+        else:
+            normal += client_memory(client).total
+    return normal, replica_output

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server import used_memory
+from server.client_memory import memory_by_kind
 from server.command_table import COMMANDS, Command
 from server.replication.info import replication_fields
 from server.version import REDIS_VERSION, RIVULET_VERSION
@@ -188,6 +189,9 @@ def section_memory(server: Server) -> str:
     backlog = server.replication.state.backlog
     backlog_bytes = backlog.size if backlog is not None else 0
     frag = rss / used if used else 0.0
+    clients_normal, replica_output = memory_by_kind(server.clients.values())
+    # As Redis: replicas count only with output past what the backlog holds anyway.
+    clients_replicas = max(0, replica_output - backlog_bytes) if backlog is not None else 0
     pairs: list[tuple[str, object]] = [
         ("used_memory", used), ("used_memory_human", bytes_to_human(used)),
         ("used_memory_rss", rss), ("used_memory_rss_human", bytes_to_human(rss)),
@@ -211,8 +215,8 @@ def section_memory(server: Server) -> str:
         ("rss_overhead_ratio", "1.00"), ("rss_overhead_bytes", 0),
         ("mem_fragmentation_ratio", "%.2f" % frag), ("mem_fragmentation_bytes", rss - used),
         ("mem_not_counted_for_evict", server.evictor.not_counted()), ("mem_replication_backlog", backlog_bytes),
-        ("mem_total_replication_buffers", backlog_bytes), ("mem_clients_slaves", 0),
-        ("mem_clients_normal", 0), ("mem_cluster_links", 0), ("mem_aof_buffer", 0),
+        ("mem_total_replication_buffers", backlog_bytes + clients_replicas), ("mem_clients_slaves", clients_replicas),
+        ("mem_clients_normal", clients_normal), ("mem_cluster_links", 0), ("mem_aof_buffer", 0),
         ("mem_allocator", "libc"), ("mem_overhead_db_hashtable_rehashing", 0),
         ("active_defrag_running", 0), ("lazyfree_pending_objects", 0), ("lazyfreed_objects", 0),
         # Rivulet's own: the encoded-entry cache (server/entry_cache.py).

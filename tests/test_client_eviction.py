@@ -172,3 +172,56 @@ def test_the_limit_is_never_below_128kb(kind: str, procs) -> None:
         big = partial_set(port, 300_000)
         assert closed_by_server(big)
         assert evicted(port) == 1
+
+
+def info_memory(port: int) -> dict:
+    with redis.Redis(port=port) as c:
+        return c.info("memory")
+
+
+def eventually(check, timeout: float = 3.0) -> bool:
+    """Redis refreshes these figures in its cron, a client at a time: poll for them."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_info_counts_what_connections_hold(kind: str, procs) -> None:
+    master = start(kind, procs).port
+    # Normal connections: a query buffer of 2 MB shows in mem_clients_normal.
+    assert info_memory(master)["mem_clients_normal"] < 1_000_000
+    sock = partial_set(master, 2_000_000)
+    assert eventually(lambda: info_memory(master)["mem_clients_normal"] >= 2_000_000)
+    finish_set(sock)
+    sock.close()
+    # A replica in step holds nothing beyond the backlog: mem_clients_slaves stays 0.
+    replica = start(kind, procs, "--replicaof", f"127.0.0.1 {master}").port
+    assert eventually(lambda: redis.Redis(port=replica).info("replication")["master_link_status"] == "up",
+                      10)
+    assert info_memory(master)["mem_clients_slaves"] == 0
+    # The replica's link to its master is one of its normal connections.
+    assert eventually(lambda: info_memory(replica)["mem_clients_normal"] > 0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_info_counts_a_lagging_replicas_output(kind: str, procs) -> None:
+    master = start(kind, procs, "--repl-diskless-sync", "no", "--repl-backlog-size", "1mb").port
+    # A replica that asks for the stream and then reads nothing.
+    lagging = socket.socket()
+    lagging.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    lagging.connect(("127.0.0.1", master))
+    lagging.sendall(b"REPLCONF capa eof capa psync2\r\n")
+    assert lagging.recv(100) == b"+OK\r\n"
+    lagging.sendall(b"PSYNC ? -1\r\n")
+    with redis.Redis(port=master) as c:
+        for i in range(20):
+            c.set(f"k{i}", b"x" * 1_000_000)
+        # What the replica has still to receive, beyond the backlog's 1 MB.
+        assert eventually(lambda: info_memory(master)["mem_clients_slaves"] > 10_000_000)
+        mem = info_memory(master)
+        assert mem["mem_total_replication_buffers"] > mem["mem_clients_slaves"]
+    lagging.close()
