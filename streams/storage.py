@@ -377,8 +377,12 @@ class Node:
             return 0
         msd = self.msd
         lo = bisect_left(msd, d)
-        if lo == len(msd) or msd[lo] != d:
+        n = len(msd)
+        if lo == n or msd[lo] != d:
             return lo
+        if lo + 1 == n or msd[lo + 1] != d:
+            # An entry alone in its millisecond: no second search.
+            return lo if self.seq[lo] >= eid & _U64 else lo + 1
         hi = bisect_right(msd, d, lo)
         return bisect_left(self.seq, eid & _U64, lo, hi)
 
@@ -391,6 +395,9 @@ class Node:
         hi = bisect_right(msd, d)
         if hi == 0 or msd[hi - 1] != d:
             return hi - 1
+        if hi == 1 or msd[hi - 2] != d:
+            # An entry alone in its millisecond: no second search.
+            return hi - 1 if self.seq[hi - 1] <= eid & _U64 else hi - 2
         lo = bisect_left(msd, d, 0, hi)
         return bisect_right(self.seq, eid & _U64, lo, hi) - 1
 

@@ -169,3 +169,42 @@ def test_budget_is_a_memory_config(r: redis.Redis) -> None:
             r.config_set("stream-read-cache-bytes", "lots")
     finally:
         r.config_set("stream-read-cache-bytes", old)
+
+
+def test_a_page_read_again_and_again_outlives_pages_read_since() -> None:
+    """The cache lets go of the pages read least recently: a page a reader keeps polling is
+    never the one let go."""
+    from server.entry_cache import EntryCache
+    from streams.stream import Stream
+
+    s = Stream()
+    ids = [(ms << 64) for ms in range(1, 20_001)]
+    s.add_given(ids, [[b"f", b"v"]] * len(ids))
+    cache = EntryCache(40_000)  # room for about ten nodes' pages
+    hot = s.range_runs(ids[5_000], ids[-1], 10)
+    expected = bytes(cache.reply(hot, False))
+    for page in range(2, 2_000):
+        runs = s.range_runs(ids[page * 10], ids[-1], 10)
+        for _ in range(2):  # read twice: kept
+            cache.reply(runs, False)
+        assert bytes(cache.reply(hot, False)) == expected
+        assert hot[0].key in cache._lru, page
+    assert 2 <= len(cache) < 100 and cache.used <= cache.budget  # the others were let go
+
+
+def test_reads_start_at_the_right_entry_of_a_millisecond() -> None:
+    """Seeks inside a node, where a millisecond holds one entry and where it holds several."""
+    from streams.stream import Stream
+
+    s = Stream()
+    ids = []
+    for ms in range(1, 400):
+        for seq in range(ms % 3 + 1):  # one, two or three entries per millisecond
+            ids.append((ms << 64) | seq)
+    s.add_given(ids, [[b"f", b"v"]] * len(ids))
+    probes = sorted({eid + d for eid in ids for d in (-1, 0, 1)} | {(ms << 64) | 7 for ms in range(400)})
+    for probe in probes:
+        expect_ge = [eid for eid in ids if eid >= probe][:3]
+        assert [e for e, _ in s.range(probe, (1 << 128) - 1, 3)] == expect_ge, probe
+        expect_le = [eid for eid in ids if eid <= probe][::-1][:3]
+        assert [e for e, _ in s.range(0, probe, 3, reverse=True)] == expect_le, probe
