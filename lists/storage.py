@@ -15,17 +15,19 @@ node sits alone in a "plain" node. While the list is in the listpack encoding it
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
-LP_EMPTY = 7  # an empty listpack: 6-byte header + end marker
-SIZE_SAFETY_LIMIT = 8192  # most bytes of a node under a positive (count) fill
-SIZE_ESTIMATE_OVERHEAD = 8  # what Redis adds to an element's length when checking a node's room
-_SIZE_LEVELS = (4096, 8192, 16384, 32768, 65536)  # negative fills -1 .. -5
-_FILL_MAX = 32767  # a quicklist's fill is a 16-bit field
-_UINT_MAX = 4294967295
-_NO_SIZE_LIMIT = 1 << 64
+# Final: compiled, each is a C constant, where a plain module global is a dictionary lookup at
+# every use (and these are read on every push).
+LP_EMPTY: Final = 7  # an empty listpack: 6-byte header + end marker
+SIZE_SAFETY_LIMIT: Final = 8192  # most bytes of a node under a positive (count) fill
+SIZE_ESTIMATE_OVERHEAD: Final = 8  # what Redis adds to an element's length when checking a node's room
+_FILL_MAX: Final = 32767  # a quicklist's fill is a 16-bit field
+_UINT_MAX: Final = 4294967295
+_NO_SIZE_LIMIT: Final = 1 << 64
 
-_PREFIX = [bytes([n]) for n in range(128)]
-_REVERSE_FROM = 16  # a head node this long is kept reversed rather than shifted on each push
+_PREFIX: Final = [bytes([n]) for n in range(128)]
+_REVERSE_FROM: Final = 16  # a head node this long is kept reversed rather than shifted on each push
 
 
 # --- sizes and limits, as Redis computes them --------------------------------------------------
@@ -83,26 +85,41 @@ def entry_size(x: bytes) -> int:
     return total + 5
 
 
+def size_limit(fill: int) -> int:
+    """The most bytes of a node under `fill`, which is also the length beyond which an element
+    gets a plain node of its own: 4096 .. 65536 for the negative fills -1 .. -5 (and below),
+    SIZE_SAFETY_LIMIT for a count fill."""
+    if fill >= 0:
+        return SIZE_SAFETY_LIMIT
+    if fill == -1:
+        return 4096
+    if fill == -2:
+        return 8192
+    if fill == -3:
+        return 16384
+    if fill == -4:
+        return 32768
+    return 65536
+
+
 def node_limits(fill: int) -> tuple[int, int]:
     """(bytes, entries) a node may hold under `fill` (quicklistNodeLimit); the unused one is
     unbounded."""
     if fill >= 0:
         return _NO_SIZE_LIMIT, fill if fill else 1
-    return _SIZE_LEVELS[min(-fill - 1, 4)], _UINT_MAX
+    return size_limit(fill), _UINT_MAX
 
 
 def exceeds_limit(fill: int, size: int, count: int) -> bool:
     """Whether a node (or a listpack) of `size` bytes and `count` entries is over the limit."""
     if fill >= 0:
         return size > SIZE_SAFETY_LIMIT or count > (fill if fill else 1)
-    return size > _SIZE_LEVELS[min(-fill - 1, 4)]
+    return size > size_limit(fill)
 
 
 def is_large(n: int, fill: int) -> bool:
     """Whether an element of n bytes gets a plain node of its own."""
-    if fill >= 0:
-        return n > SIZE_SAFETY_LIMIT
-    return n > _SIZE_LEVELS[min(-fill - 1, 4)]
+    return n > size_limit(fill)
 
 
 def _clamp_fill(fill: int) -> int:
@@ -117,19 +134,23 @@ def _clamp_fill(fill: int) -> int:
 
 
 def pack(items: list[bytes]) -> bytes:
-    parts: list[bytes] = []
+    # Each element preceded by its length: the elements go in with one slice assignment, and
+    # the lengths of short ones (nearly all) are shared one-byte objects.
+    parts: list[bytes] = [b""] * (2 * len(items))
+    parts[1::2] = items
+    j = 0
     for x in items:
         n = len(x)
         if n < 128:
-            parts.append(_PREFIX[n])
+            parts[j] = _PREFIX[n]
         else:
             head = bytearray()
             while n >= 128:
                 head.append((n & 127) | 128)
                 n >>= 7
             head.append(n)
-            parts.append(bytes(head))
-        parts.append(x)
+            parts[j] = bytes(head)
+        j += 2
     return b"".join(parts)
 
 
@@ -309,9 +330,9 @@ class List:
             n = len(x)
             if nodes:
                 head = nodes[0]
-                if (not head.plain and not is_large(n, fill)
-                        and not exceeds_limit(fill, head.size + n + SIZE_ESTIMATE_OVERHEAD,
-                                              head.count + 1)):
+                # (An element too large for a node of its own also exceeds the limit here.)
+                if not head.plain and not exceeds_limit(
+                        fill, head.size + n + SIZE_ESTIMATE_OVERHEAD, head.count + 1):
                     items = head.items
                     assert items is not None
                     if head.rev:
@@ -348,9 +369,8 @@ class List:
             n = len(x)
             if nodes:
                 tail = nodes[-1]
-                if (not tail.plain and not is_large(n, fill)
-                        and not exceeds_limit(fill, tail.size + n + SIZE_ESTIMATE_OVERHEAD,
-                                              tail.count + 1)):
+                if not tail.plain and not exceeds_limit(
+                        fill, tail.size + n + SIZE_ESTIMATE_OVERHEAD, tail.count + 1):
                     items = tail.items
                     assert items is not None
                     items.append(x)

@@ -4,6 +4,7 @@ Redis 7.4 gives where the installed Redis 7.0 differs."""
 from __future__ import annotations
 
 import pytest
+import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -208,6 +209,26 @@ def test_small_node_limits_same_as_redis(server, real_redis) -> None:
                       ("LPOP", "l", "7"), ("RPOP", "l", "9"), ("LRANGE", "l", "0", "-1"),
                       ("CONFIG", "SET", "list-max-listpack-size", "-2")]
     both(server, real_redis, script)
+
+
+def test_node_size_from_the_command_line_and_the_old_name(server_factory) -> None:
+    # list-max-listpack-size given at start-up is the one pushes convert by, and so is a value
+    # set later under its old name: 4 elements stay a listpack, the 5th makes a quicklist.
+    proc = server_factory("--list-max-listpack-size", "4")
+    with redis.Redis(port=proc.port) as r:
+        r.rpush("a", *"1234")
+        assert r.object("encoding", "a") == b"listpack"
+        r.rpush("a", "5")
+        assert r.object("encoding", "a") == b"quicklist"
+        r.config_set("list-max-ziplist-size", "2")
+        # Pipelined, as a producer sends them (the run of pushes reads the setting too).
+        with r.pipeline(transaction=False) as pipe:
+            for item in "12":
+                pipe.lpush("b", item)
+            pipe.object("encoding", "b")
+            pipe.lpush("b", "3")
+            pipe.object("encoding", "b")
+            assert pipe.execute() == [1, 2, b"listpack", 3, b"quicklist"]
 
 
 # --- hypothesis: random sequences of list commands, byte for byte ------------------------------

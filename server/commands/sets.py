@@ -13,7 +13,7 @@ from protocol.reply import ErrorReply, SetReply
 from server import scan_order, value_types
 from server.command_table import command, key_spec, on_server_start, run_of
 from server.commands.keys import parse_cursor
-from server.commands.runs import announce_calls, run_end
+from server.commands.runs import announce_calls, read_run_end, run_end
 from server.glob import compile_glob
 from server.notify import NOTIFY_GENERIC, NOTIFY_SET, notify_keyspace_event
 from sets import (
@@ -309,6 +309,38 @@ def sismember(client: Client, argv: list[bytes]) -> Any:
     if s.enc == HASHTABLE:
         return 1 if argv[2] in s.data else 0
     return 1 if s.contains(argv[2]) else 0
+
+
+@run_of("sismember")
+def sismember_run(client: Client, commands: list[list[bytes]], start: int) -> int:
+    """Consecutive `SISMEMBER key member` calls, whatever their keys, as a client pipelines
+    membership tests: the dispatch checks made once for the run. Each call looks its key up
+    (hit or miss, access data, lazy expiry, `keymiss`) and answers as it would alone; a key of
+    another type ends the run before it (the single path answers WRONGTYPE)."""
+    end = read_run_end(commands, start, 3)
+    if end - start < 2:
+        return 0
+    db = client.db
+    data = db.data
+    answers: list[bytes] = []
+    i = start
+    while i < end:
+        argv = commands[i]
+        key = argv[1]
+        found = data.get(key)
+        if found is not None and type(found) is not Set:
+            break
+        s = db.read(key)
+        if s is None:
+            answers.append(b":0\r\n")
+        elif s.enc == HASHTABLE:
+            answers.append(b":1\r\n" if argv[2] in s.data else b":0\r\n")
+        else:
+            answers.append(b":1\r\n" if s.contains(argv[2]) else b":0\r\n")
+        i += 1
+    if answers:
+        client.out.append(b"".join(answers))
+    return i - start
 
 
 @command("smismember", -3, "readonly fast", keys=(1, 1, 1), group="set", since="6.2.0",
