@@ -134,6 +134,24 @@ def test_idmp_case_runs_on_rivulet_alone(tmp_path: Path) -> None:
             records[name]["rivulet"]["median"] / records["xadd_idmp.plain"]["rivulet"]["median"])
 
 
+def test_scaling_case_rates_each_tenth_by_its_chunks(tmp_path: Path) -> None:
+    # 200,000 entries: tenths of 20,000, two 10,000-entry chunks each. The stream must hold
+    # every entry for the XRANGE at its end to find ten.
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "scaling", "--entries", "200000", "--no-redis",
+         "--results-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = {r["metric"]: r for r in json.loads((tmp_path / "latest.json").read_text())["results"]}
+    assert set(records) == {"scaling.xadd_first_tenth", "scaling.xadd_last_tenth", "scaling.xrange_start",
+                            "scaling.xrange_middle", "scaling.xrange_end"}
+    for tenth in ("first", "last"):
+        ours = records[f"scaling.xadd_{tenth}_tenth"]["rivulet"]
+        assert ours["ops"] == [20000]
+        assert ours["median"] > 0 and ours["extra"][0]["whole_rate"] > 0
+    assert all(records[f"scaling.xrange_{at}"]["rivulet"]["median"] > 0 for at in ("start", "middle", "end"))
+
+
 @pytest.mark.skipif(not HAVE_BENCHMARK, reason="redis-benchmark is not installed: the replication "
                     "case was NOT run")
 def test_replication_case_reports_both_layouts(tmp_path: Path) -> None:
