@@ -81,7 +81,7 @@ import hiredis
 
 from protocol.numbers import string2ll
 
-__all__ = ["FAST_PATH", "ProtocolError", "QueryBufferLimitExceeded", "RequestParser"]
+__all__ = ["FAST_PATH", "ProtocolError", "QueryBufferLimitExceeded", "Received", "RequestParser"]
 
 # The fast path new parsers take (see "Speed"); tests set it to run both in either build.
 FAST_PATH: str | None = "hiredis" if __file__.endswith(".py") else "scan"
@@ -291,8 +291,97 @@ def _decimal(buf: bytes, pos: int, max_digits: int) -> tuple[int, int]:
     return -1, pos
 
 
-def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_count: int) -> int:
-    """Append buf's complete canonical commands to out, from its start; return where they end.
+def encoded_size(argv: list[bytes]) -> int:
+    """Bytes argv takes as canonical RESP (`*N` then a `$` bulk per argument)."""
+    n = len(argv)
+    size = 3 + (1 if n < 10 else 2 if n < 100 else len(str(n)))
+    for element in argv:
+        m = len(element)
+        size += 5 + m + (1 if m < 10 else 2 if m < 100 else len(str(m)))
+    return size
+
+
+class Received:
+    """Where the commands a scan took lie in the bytes they were read from.
+
+    commands[first:first + count] are buf's bytes from its start, one after the other, each the
+    canonical RESP of its argv, which encoding the argv again gives back byte for byte. A
+    handler about to encode argvs as they were sent (its effects, for the AOF and replicas) can
+    take these bytes instead. Valid while the commands of that parse run; cleared afterwards,
+    so that neither the read nor its commands outlive them.
+
+    Where each command ends is either given (`ends`, which a replica's apply keeps anyway) or
+    found from the argvs' sizes when asked, from the last position found: a client's scan
+    records nothing per command.
+    """
+
+    __slots__ = ("commands", "buf", "first", "count", "ends", "_index", "_pos")
+
+    def __init__(self) -> None:
+        self.commands: list[list[bytes]] | None = None
+        self.buf = b""
+        self.first = 0
+        self.count = 0
+        self.ends: list[int] | None = None
+        self._index = 0  # a command (counted from first) and where it starts
+        self._pos = 0
+
+    def set(self, commands: list[list[bytes]], buf: bytes, first: int, count: int,
+            ends: list[int] | None = None) -> None:
+        self.commands = commands
+        self.buf = buf
+        self.first = first
+        self.count = count
+        self.ends = ends
+        self._index = 0
+        self._pos = 0
+
+    def clear(self) -> None:
+        self.commands = None
+        self.buf = b""
+        self.ends = None
+        self.count = 0
+
+    def _offset(self, k: int) -> int:
+        """Where commands[first + k] starts (k <= count)."""
+        ends = self.ends
+        if ends is not None:
+            return ends[k - 1] if k else 0
+        index = self._index
+        pos = self._pos
+        if k < index:
+            index = 0
+            pos = 0
+        commands = self.commands
+        assert commands is not None
+        first = self.first
+        while index < k:
+            pos += encoded_size(commands[first + index])
+            index += 1
+        self._index = index
+        self._pos = pos
+        return pos
+
+    def start(self, commands: list[list[bytes]], index: int, count: int) -> int:
+        """Where commands[index] starts in buf, when commands[index:index + count] are all
+        there; else -1 (another list, or calls that came another way)."""
+        k = index - self.first
+        if commands is not self.commands or k < 0 or k + count > self.count:
+            return -1
+        return self._offset(k)
+
+    def span(self, commands: list[list[bytes]], index: int, count: int) -> bytes | None:
+        """The bytes of commands[index:index + count] as received (see start), or None."""
+        start = self.start(commands, index, count)
+        if start < 0 or count <= 0:
+            return None
+        return self.buf[start:self._offset(index - self.first + count)]
+
+
+def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_count: int,
+                    ends: list[int] | None) -> int:
+    """Append buf's complete canonical commands to out, from its start, and where each ends to
+    ends if given; return where they end.
 
     Canonical: ``*N\r\n`` with 0 < N <= max_count, then N times ``$L\r\n``, L bytes and CRLF,
     with L <= max_bulk_len; numbers without sign or leading zero. Redis parses such a command
@@ -327,6 +416,8 @@ def _scan_canonical(buf: bytes, out: list[list[bytes]], max_bulk_len: int, max_c
             pos = end + 2
             count -= 1
         out.append(argv)
+        if ends is not None:
+            ends.append(pos)
         done = pos
     return done
 
@@ -340,17 +431,7 @@ def scan_commands(buf: bytes, out: list[list[bytes]], ends: list[int]) -> int:
     offset just after each; return where they end (a command cut short, or in another form,
     stops the scan). For a stream of commands a server wrote itself (a master's replication
     stream), whose limits the writer checked."""
-    first = len(out)
-    done = _scan_canonical(buf, out, _ANY_BULK_LEN, _ANY_COUNT)
-    pos = 0
-    for i in range(first, len(out)):
-        cmd = out[i]
-        pos += 3 + len(str(len(cmd)))
-        for element in cmd:
-            n = len(element)
-            pos += 5 + n + (1 if n < 10 else 2 if n < 100 else len(str(n)))
-        ends.append(pos)
-    return done
+    return _scan_canonical(buf, out, _ANY_BULK_LEN, _ANY_COUNT, ends)
 
 
 class RequestParser:
@@ -381,6 +462,9 @@ class RequestParser:
         self.authenticated = authenticated
         self.queued_bytes = 0
         self.error: ProtocolError | None = None
+        # The commands the last scan took, as received (see Received); the caller clears it
+        # once they ran.
+        self.received = Received()
         self._reader = hiredis.Reader()
         # Strict parser state, the same fields Redis keeps on the client.
         self._buf = bytearray()
@@ -435,7 +519,9 @@ class RequestParser:
             if self._reqtype or self._buf or data[0] != _STAR or not self.authenticated or self.fast_path is None:
                 data = self._strict(data, out, handback=self.authenticated)
             elif self._scan:
-                end = _scan_canonical(data, out, self.max_bulk_len, self.max_multibulk)
+                first = len(out)
+                end = _scan_canonical(data, out, self.max_bulk_len, self.max_multibulk, None)
+                self.received.set(out, data, first, len(out) - first)
                 if end < len(data):
                     # All of the rest: an odd command handed back and forth one at a time would
                     # copy the rest of a big read each time.

@@ -188,21 +188,26 @@ class Client(asyncio.Protocol):
         self._process_input(data)
 
     def _process_input(self, data: bytes) -> None:
+        parser = self.parser
         try:
-            commands, error = self.parser.feed(data)
+            commands, error = parser.feed(data)
         except QueryBufferLimitExceeded as exc:
             # Redis would have run the commands completed before the limit in earlier reads.
             if exc.commands and self.blocked is None:
                 self.run_commands(exc.commands)
                 self.flush()
+            parser.received.clear()
             self._query_buffer_exceeded()
             return
         if self.blocked is not None:
+            parser.received.clear()
             self.deferred.extend(commands)
             if error is not None:
                 self.deferred_error = error
             return
         self.run_commands(commands)
+        # The read and its commands are not kept past their run.
+        parser.received.clear()
         if self.closed:
             return
         if error is not None:

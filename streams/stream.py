@@ -194,17 +194,19 @@ class Stream:
             ids.append(eid)
         return ids
 
-    def add_given(self, ids: list[int], entries: list[list[bytes]]) -> None:
-        """`add` of each entry with its explicit ID, as that many XADDs would: the caller checked
-        what `add` would refuse (IDs ascending past last_id, none 0-0, sizes within
-        MAX_NODE_SIZE)."""
-        if not ids:
+    def add_given(self, ids: list[int], entries: list[list[bytes]], at: int = 0,
+                  start: int = 0) -> None:
+        """`add` of each entry with its explicit ID, as that many XADDs would: entry j (from
+        start) has ID ids[j] and fields entries[j][at:] (a run of XADDs passes their argvs).
+        The caller checked what `add` would refuse (IDs ascending past last_id, none 0-0, sizes
+        within MAX_NODE_SIZE)."""
+        if len(ids) <= start:
             return
-        k = self.store.extend(0, ids, entries, 0, 0, len(ids))
+        k = self.store.extend(0, ids, entries, at, start, len(ids))
         self.entries_added += k
-        self.last_id = ids[k - 1]
+        self.last_id = ids[start + k - 1]
         if self.store.length == k:
-            self.first_id = ids[0]
+            self.first_id = ids[start]
 
     # --- reads -----------------------------------------------------------------------------
 

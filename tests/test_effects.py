@@ -614,3 +614,96 @@ def test_an_xadd_runs_effect_is_the_bytes_of_its_calls() -> None:
             expected += encode_command(b"XADD", key, spelled, *argv[3:])
             eid += 1
         assert xadd_run_effect(key, first, commands, start, count) == expected
+
+
+def test_an_xadd_runs_effect_from_the_received_bytes_is_the_general_paths(monkeypatch) -> None:
+    """The effect of a run of `XADD key * ...` built from the bytes the calls were received as
+    (protocol.parser.Received) against the one built from their argvs: the same bytes, for
+    any spelling of the name, key and field sizes, argument counts past the prepared headers,
+    sequence numbers that carry into the milliseconds, runs inside a read or cut by its end."""
+    import random
+
+    import protocol.parser
+    from protocol.parser import RequestParser
+    from server.commands.stream_propagate import xadd_run_effect, xadd_run_effect_received
+    from tests.helpers import encode_command
+
+    monkeypatch.setattr(protocol.parser, "FAST_PATH", "scan")
+    rng = random.Random(5)
+    spliced = 0
+    for _ in range(400):
+        key = rng.choice([b"s", b"k" * rng.choice([9, 10, 300, 1023, 1024, 1100]),
+                          bytes(rng.randrange(256) for _ in range(5))])
+        name = rng.choice([b"XADD", b"xadd", b"xAdD"])
+        data = b""
+        if rng.random() < 0.5:
+            data += encode_command(b"SET", b"x", b"y" * rng.randint(0, 20))
+        calls = rng.randint(1, 12)
+        for _ in range(calls):
+            pairs = rng.choice([1, 1, 2, 3, 31, 40])
+            fields = [b"x" * rng.choice([0, 1, 9, 10, 99, 100, 1023, 1024, 5000])
+                      for _ in range(2 * pairs)]
+            data += encode_command(name, key, b"*", *fields)
+        if rng.random() < 0.3:
+            data += encode_command(b"GET", key)
+        parser = RequestParser()
+        reads = [data] if rng.random() < 0.5 else [data[:rng.randint(1, len(data))], None]
+        for read in reads:
+            chunk = data[len(reads[0]):] if read is None else read
+            commands, error = parser.feed(chunk)
+            assert error is None
+            received = parser.received
+            xadds = [i for i, argv in enumerate(commands) if argv[0] == name]
+            if not xadds:
+                continue
+            start = rng.choice(xadds)
+            count = rng.randint(0, sum(1 for i in xadds if i >= start))
+            ms = rng.choice([0, 1, 1_700_000_000_000, 2**64 - 1])
+            seq = rng.choice([0, 8, 9, 99_999, 2**64 - 3, rng.randrange(2**64)])
+            first = (ms << 64) | seq
+            expected = xadd_run_effect(key, first, commands, start, count)
+            eid = first
+            assert expected == b"".join(
+                encode_command(b"XADD", key, b"%d-%d" % ((eid + i) >> 64, (eid + i) & (2**64 - 1)),
+                               *argv[3:])
+                for i, argv in enumerate(commands[start:start + count]))
+            spliced += received.start(commands, start, count) >= 0
+            assert xadd_run_effect_received(key, first, commands, start, count, received) == expected
+    assert spliced > 100  # the received bytes were used, not only the general path
+
+
+def test_pipelined_runs_log_what_their_calls_would_log_alone(server_factory) -> None:
+    """Runs of pipelined writes (XADD with `*` or explicit IDs in any spelling, LPUSH, HSET,
+    SADD) go to the AOF byte for byte as their calls one by one would: an XADD with `*` as the
+    XADD with the ID it was given, the others as sent, whichever way the server built them."""
+    from tests.helpers import encode_command, read_reply
+    from tests.serverproc import RawConnection
+
+    srv = server_factory("--appendonly", "yes", "--appendfsync", "always")
+    conn = RawConnection(srv.port)
+    try:
+        big = b"k" * 1100
+        script: list[tuple[bytes, ...]] = []
+        script += [(b"XADD", b"s", b"*", b"f", b"v")] * 20
+        script += [(b"xadd", b"s", b"*", b"sensor", b"%d" % i, b"temp", b"1" * i) for i in range(30)]
+        script += [(b"XADD", big, b"*", *[b"f%d" % j for j in range(70)])] * 3
+        script += [(b"XADD", b"e", b"%d-%d" % (5 + i // 3, i), b"a", b"%d" % i) for i in range(12)]
+        script += [(b"xAdD", b"e", b"100-%d" % i, b"b", b"") for i in range(5)]
+        script += [(b"LPUSH", b"l", b"a", b"b")] * 4 + [(b"hset", b"h", b"f%d" % i, b"v") for i in range(6)]
+        script += [(b"SADD", b"t", b"m%d" % i) for i in range(5)]
+        before = aof_path(srv).read_bytes() if aof_path(srv).exists() else b""
+        conn.send(b"".join(encode_command(*argv) for argv in script))
+        replies = [read_reply(conn) for _ in script]
+        expected = [encode_command(b"SELECT", b"0")]
+        for argv, reply in zip(script, replies, strict=True):
+            assert not reply.startswith(b"-"), (argv[:3], reply)
+            if argv[2] == b"*":
+                eid = reply.split(b"\r\n")[1]
+                expected.append(encode_command(b"XADD", argv[1], eid, *argv[3:]))
+            else:
+                expected.append(encode_command(*argv))
+        after = aof_path(srv).read_bytes()
+        assert after.startswith(before)
+        assert after[len(before):] == b"".join(expected)
+    finally:
+        conn.close()

@@ -550,3 +550,43 @@ def test_odd_but_valid_commands_between_canonical_ones() -> None:
     strict_cmds, strict_err = _strict_only().feed(data)
     assert strict_err is not None and err is not None
     assert (strict_cmds, strict_err.reply) == (cmds, err.reply)
+
+
+def test_received_spans_are_the_bytes_of_their_commands() -> None:
+    """What the scan reports as received (protocol.parser.Received) is, for any run of the
+    commands it took, exactly their canonical encoding; commands that came another way (the
+    strict parser: inline commands, odd forms, a command cut by the end of a read) are never
+    reported. With the hiredis fast path nothing is reported at all."""
+    rng = random.Random(11)
+    reported = 0
+    for _ in range(300):
+        pieces: list[bytes] = []
+        for _ in range(rng.randint(1, 12)):
+            form = rng.random()
+            argv = [rng.choice([b"XADD", b"xadd", b"SET", b"LPUSH"])]
+            argv += [b"k" * rng.choice([1, 9, 10, 100, 1024]) for _ in range(rng.randint(0, 5))]
+            if form < 0.1:
+                pieces.append(b" ".join(argv) + b"\r\n")  # inline
+            elif form < 0.15:
+                pieces.append(b"*0\r\n")  # dropped, as Redis drops it
+            elif form < 0.2:
+                pieces.append(resp(*argv)[:-2] + b"XY")  # terminator bytes Redis never checks
+            else:
+                pieces.append(resp(*argv))
+        data = b"".join(pieces)
+        parser = RequestParser()
+        cut = rng.randint(0, len(data))
+        for chunk in (data[:cut], data[cut:]):
+            commands, error = parser.feed(chunk)
+            assert error is None
+            received = parser.received
+            for i in range(len(commands)):
+                for count in range(1, len(commands) - i + 1):
+                    span = received.span(commands, i, count)
+                    if span is not None:
+                        reported += 1
+                        assert span == b"".join(resp(*argv) for argv in commands[i:i + count])
+                        assert received.start([list(c) for c in commands], i, count) == -1
+            received.clear()
+            assert received.span(commands, 0, 1) is None
+    assert (reported > 0) == (protocol.parser.FAST_PATH == "scan")

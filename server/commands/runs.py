@@ -75,6 +75,11 @@ def announce_calls(client: Client, db: Database, key: bytes, calls: list[list[by
     notify_times(client, event_class, event, key, index, end - start)
     effects = client.effects
     if effects.active:
+        # Calls received as canonical RESP are their own encoding: one slice for the run.
+        data = client.parser.received.span(calls, start, end - start)
+        if data is not None:
+            effects.add_encoded(index, data)
+            return
         pending = effects.pending
         for i in range(start, end):
             pending.append((index, calls[i]))

@@ -1,7 +1,8 @@
 """The effect form of consumer-group changes: commands that recreate the exact state.
 
 An XADD with `*` is logged as the XADD with the ID it got; a run of them (a producer's pipeline)
-is encoded here straight into the RESP of those XADDs, one bytes object for the run.
+is encoded here straight into the RESP of those XADDs, one bytes object for the run, reusing
+the bytes each call was received as where the parser kept them.
 
 Deliveries and claims depend on the clock and on who asked first, so they are logged as their
 effect, as Redis propagates them: each pending record as an XCLAIM that sets its owner, delivery
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
+from protocol.parser import Received
 from server.effects import ARRAY_HEADERS, BULK_HEADERS
 from streams.ids import SEQ_DIGITS, U64, format_id
 
@@ -62,6 +64,8 @@ def propagate_deliveries(client: Client, key: bytes, group: ConsumerGroup,
         client.propagate(claim_effect(key, group, eid))
 
 
+# Sequence numbers spelled in advance (streams.ids.SEQ_DIGITS).
+_SEQ_SPELLED: Final = 4096
 # An argument's header with the CRLF that ends the argument before it, as one piece.
 _NEXT_BULK: Final = [b"\r\n$%d\r\n" % n for n in range(1024)]
 
@@ -110,4 +114,62 @@ def xadd_run_effect(key: bytes, first: int, commands: list[list[bytes]], start: 
         return b""
     parts[0] = parts[0][2:]  # the first call ends nothing before it
     parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+def xadd_run_effect_received(key: bytes, first: int, commands: list[list[bytes]], start: int,
+                             count: int, received: Received) -> bytes:
+    """xadd_run_effect, the same bytes, for calls received as canonical RESP (`received`
+    holds commands[start:start + count], see Received): what follows each call's `*`, from the
+    CRLF that ends it to the call's end, is already the encoding of its fields and is taken
+    whole, one slice per call, instead of two parts per field."""
+    at = received.start(commands, start, count)
+    if at < 0:
+        return xadd_run_effect(key, first, commands, start, count)
+    buf = received.buf
+    # A call's bytes up to the CRLF after its `*`: its header, name, key and `$1\r\n*`.
+    name = commands[start][0]
+    before_id = len(BULK_HEADERS[len(name)]) + len(name) + 2 + len(key) + 2 + 5
+    before_id += len(BULK_HEADERS[len(key)]) if len(key) < 1024 else len(b"$%d\r\n" % len(key))
+    head = b"$4\r\nXADD\r\n$%d\r\n%b\r\n" % (len(key), key)
+    parts: list[bytes] = []
+    argc = -1
+    skip = 0
+    call_head = b""  # "*<argc>\r\n" and head
+    # The ID in two parts, so that the loop counts in small integers: IDs are 128-bit.
+    ms = first >> 64
+    seq = first & U64
+    prefix = b"%d-" % ms
+    id_digits = -1
+    id_head = b""  # call_head, the ID's header and "<ms>-"
+    for j in range(start, start + count):
+        argv = commands[j]
+        n = len(argv)
+        if n != argc:
+            argc = n
+            call_head = (ARRAY_HEADERS[n] if n < 64 else b"*%d\r\n" % n) + head
+            skip = len(call_head) - len(head) + before_id
+            id_digits = -1
+        if seq < _SEQ_SPELLED:
+            digits = SEQ_DIGITS[seq]
+        else:
+            if seq > U64:  # a sequence that overflowed carries into the milliseconds
+                ms += 1
+                seq = 0
+                prefix = b"%d-" % ms
+                id_digits = -1
+            digits = b"%d" % seq
+        if len(digits) != id_digits:
+            id_digits = len(digits)
+            id_head = call_head + BULK_HEADERS[len(prefix) + id_digits] + prefix
+        parts.append(id_head)
+        parts.append(digits)
+        # The call ends after its fields: `$<len>\r\n<field>\r\n` each.
+        end = at + skip + 2
+        for i in range(3, n):
+            m = len(argv[i])
+            end += 5 + m + (1 if m < 10 else 2 if m < 100 else len(b"%d" % m))
+        parts.append(buf[at + skip:end])
+        at = end
+        seq += 1
     return b"".join(parts)

@@ -14,7 +14,7 @@ from protocol.stream_resp import id_run_reply
 from server.command_table import command, key_spec, run_of
 from server.commands.runs import announce_calls, notify_times, run_end
 from server.commands.stream_common import SYNTAX_ERROR, get_stream, new_stream
-from server.commands.stream_propagate import xadd_run_effect
+from server.commands.stream_propagate import xadd_run_effect_received
 from server.keyspace import now_ms
 from server.notify import NOTIFY_STREAM, notify, notify_keyspace_event
 from streams import ACKED, DELREF, KEEPREF, Stream, StreamError, check_xsetid_args
@@ -395,7 +395,8 @@ def xadd_run(client: Client, commands: list[list[bytes]], start: int) -> int:
     effects = client.effects
     if effects.active:
         # Each entry as an XADD with the ID it was given (dispatch hands them on with the run).
-        effects.add_encoded(db.index, xadd_run_effect(key, first_id, commands, start, done))
+        effects.add_encoded(db.index, xadd_run_effect_received(
+            key, first_id, commands, start, done, client.parser.received))
     # add_run's IDs follow each other (first, first + 1, ...).
     client.out.append(id_run_reply(first_id, done))
     return done
@@ -419,8 +420,8 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
     if s is None:
         return 0  # WRONGTYPE, from the single path
     prev = s.last_id
-    ids: list[int] = []
-    entries: list[list[bytes]] = []
+    # The IDs, indexed as the calls (Stream.add_given takes the fields from the argvs).
+    ids: list[int] = [0] * start
     # A master's stream carries its runs' consecutive IDs: an ID spelled as the one after the
     # previous (same "<ms>-" text, the next sequence number's digits) is that ID, unparsed.
     prefix = b""
@@ -444,18 +445,18 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
             # Predicted only after milliseconds in plain digits, which read the same whatever
             # follows them (no NUL, no length limit reached).
             seq = eid & U64 if 0 < dash < 19 and prefix[:-1].isdigit() else _SEQ_PREDICTED
-        fields = argv[3:]
-        size = fields_size(fields)
+        size = 0
+        for k in range(3, len(argv)):
+            size += len(argv[k])
         if size > MAX_NODE_SIZE:
             break
         prev = eid
         next_seq = seq + 1 if seq < _SEQ_PREDICTED else _SEQ_PREDICTED
         ids.append(prev)
-        entries.append(fields)
-    done = len(ids)
+    done = len(ids) - start
     if not done:
         return 0
-    s.add_given(ids, entries)
+    s.add_given(ids, commands, 3, start)
     db = client.db
     if created:
         db.add(key, s)
@@ -469,10 +470,11 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
         return done  # a replica applying its master's stream: the master hears nothing back
     # The replies, encoded together for each stretch of consecutive IDs.
     out = client.out
-    i = 0
-    while i < done:
+    end = start + done
+    i = start
+    while i < end:
         j = i + 1
-        while j < done and ids[j] == ids[j - 1] + 1:
+        while j < end and ids[j] == ids[j - 1] + 1:
             j += 1
         out.append(id_run_reply(ids[i], j - i))
         i = j

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from protocol.parser import scan_commands
+from protocol.parser import Received, scan_commands
 from protocol.reply import ErrorReply
 from server.blocking import BLOCKED
 from server.dispatch import execute, execute_run, spelled
@@ -34,10 +34,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("rivulet")
 
 
-def parse_stream(buf: bytes, out: list[list[bytes]], ends: list[int]) -> AofCorrupted | None:
+def parse_stream(buf: bytes, out: list[list[bytes]], ends: list[int],
+                 received: Received | None = None) -> AofCorrupted | None:
     """The complete commands at the start of buf into out, each one's end offset into ends; the
-    error that stopped the parse short of a command cut short at the end, if any."""
+    error that stopped the parse short of a command cut short at the end, if any. received, if
+    given, learns which commands are buf's bytes as they are (those the scan took)."""
     done = scan_commands(buf, out, ends)
+    if received is not None:
+        received.set(out, buf, 0, len(out), ends)
     if done == len(buf):
         return None
     # A command cut short, or one in a form the scan leaves alone: the AOF reader decides.
@@ -75,7 +79,9 @@ class StreamApplier:
         self.paused = False
         commands: list[list[bytes]] = []
         ends: list[int] = []
-        error = parse_stream(buf, commands, ends)
+        # Run handlers log runs of the master's commands as the bytes it sent (Received).
+        received = client.parser.received
+        error = parse_stream(buf, commands, ends, received)
         link = self.link
         keyspace = client.keyspace
         keyspace.expiry = EXPIRY_KEEP
@@ -112,6 +118,7 @@ class StreamApplier:
                 if client.multi is None:
                     unit_end = pos
         finally:
+            received.clear()
             client.out.clear()  # the master hears nothing back
             keyspace.expiry = EXPIRY_HIDE if link.host is not None else EXPIRY_DELETE
         fed = self._account(buf, fed, unit_end)
