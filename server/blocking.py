@@ -25,6 +25,7 @@ from protocol.reply import NULL_ARRAY, ErrorReply
 if TYPE_CHECKING:
     from server.command_table import Command
     from server.connection import Client
+    from server.pending_writes import PendingWrites
 
 log = logging.getLogger("rivulet")
 
@@ -83,11 +84,12 @@ class BlockedState:
 
 
 class BlockingManager:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, pending_writes: PendingWrites) -> None:
         # Imported here: dispatch depends on this module (Block), not the other way round.
         from server.dispatch import reexecute
 
         self.loop = loop
+        self.pending_writes = pending_writes
         self._reexecute: Callable[[Client, Command, list[bytes]], Any] = reexecute
         # (db, key) -> clients parked on it, in arrival order (dict as an ordered set)
         self.waiters: dict[tuple[int, bytes], dict[Client, None]] = {}
@@ -156,7 +158,7 @@ class BlockingManager:
         self.ready[dbkey] = None
         if not self._scheduled:
             self._scheduled = True
-            self.loop.call_soon(self.serve_ready_keys)
+            self.pending_writes.serve_first(self.serve_ready_keys)
 
     def serve_ready_keys(self) -> None:
         # A re-run command may make more keys ready (BLMOVE pushes where others wait; a pop
