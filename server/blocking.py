@@ -25,6 +25,7 @@ from protocol.reply import NULL_ARRAY, ErrorReply
 if TYPE_CHECKING:
     from server.command_table import Command
     from server.connection import Client
+    from server.pending_writes import PendingWrites
 
 log = logging.getLogger("rivulet")
 
@@ -83,11 +84,12 @@ class BlockedState:
 
 
 class BlockingManager:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, pending_writes: PendingWrites) -> None:
         # Imported here: dispatch depends on this module (Block), not the other way round.
         from server.dispatch import reexecute
 
         self.loop = loop
+        self.pending_writes = pending_writes
         self._reexecute: Callable[[Client, Command, list[bytes]], Any] = reexecute
         # (db, key) -> clients parked on it, in arrival order (dict as an ordered set)
         self.waiters: dict[tuple[int, bytes], dict[Client, None]] = {}
@@ -148,24 +150,35 @@ class BlockingManager:
     def signal_ready(self, db: int, key: bytes) -> None:
         """Called by the keyspace on writes and deletions; cheap when nobody waits on the key."""
         waiters = self.waiters
-        if not waiters or (db, key) not in waiters:
+        if not waiters:
             return
-        self.ready[(db, key)] = None
+        dbkey = (db, key)
+        if dbkey not in waiters:
+            return
+        self.ready[dbkey] = None
         if not self._scheduled:
             self._scheduled = True
-            self.loop.call_soon(self.serve_ready_keys)
+            self.pending_writes.serve_first(self.serve_ready_keys)
 
     def serve_ready_keys(self) -> None:
-        self._scheduled = False
-        # A re-run command may make more keys ready (BLMOVE pushes where others wait): they
-        # are served in a next round of this loop, after every key of the current round.
-        while self.ready:
-            ready = self.ready
-            self.ready = {}
-            for db, key in ready:
-                parked = self.waiters.get((db, key))
-                if parked:
-                    self._serve_key(db, key, parked)
+        # A re-run command may make more keys ready (BLMOVE pushes where others wait; a pop
+        # that empties its list deletes the key its own client waits on): they are served in a
+        # next round of this loop, after every key of the current round. Until the loop ends no
+        # other serve is scheduled: one would cost an extra turn of the event loop (a poll
+        # that does not wait) after every hand-off, for keys already served here.
+        try:
+            while self.ready:
+                ready = self.ready
+                self.ready = {}
+                for db, key in ready:
+                    parked = self.waiters.get((db, key))
+                    if parked:
+                        self._serve_key(db, key, parked)
+        finally:
+            self._scheduled = False
+            if self.ready:
+                self._scheduled = True
+                self.loop.call_soon(self.serve_ready_keys)
 
     def _serve_key(self, db: int, key: bytes, parked: dict[Client, None]) -> None:
         # A snapshot: re-runs release clients (and their deferred commands may park them
@@ -265,12 +278,16 @@ class BlockingManager:
             state.timer.cancel()
         if state.recheck is not None:
             state.recheck.cancel()
+        waiters = self.waiters
+        db = state.db
         for key in state.request.keys:
-            parked = self.waiters.get((state.db, key))
+            dbkey = (db, key)
+            parked = waiters.get(dbkey)
             if parked is not None:
-                parked.pop(client, None)
+                if client in parked:
+                    del parked[client]
                 if not parked:
-                    del self.waiters[(state.db, key)]
+                    del waiters[dbkey]
 
 
 def internal_error(name: str, exc: Exception) -> ErrorReply:

@@ -216,8 +216,13 @@ class Client(asyncio.Protocol):
                 self.deferred_error = error
             else:
                 self._protocol_error(error)
-        else:
+        elif not self._parked_silent():
             self.pending_writes.add(self)
+
+    def _parked_silent(self) -> bool:
+        """Parked by its command with nothing to send (a lone BLPOP): the write pass would have
+        nothing to do for it, and queueing it costs the loop a callback."""
+        return self.blocked is not None and not self.out and self.subs is None
 
     def _hold_input(self, data: bytes) -> None:
         """Keep a read of a blocked or held client as received, as Redis keeps reading into the

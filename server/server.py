@@ -225,8 +225,8 @@ class Server:
     def attach_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """Create the parts that schedule work on the event loop; clients can be made after."""
         self.loop = loop
-        self.blocking = BlockingManager(loop)
         self.pending_writes = PendingWrites(loop)
+        self.blocking = BlockingManager(loop, self.pending_writes)
         self.keyspace.ready_hook = self.blocking.signal_ready
 
     async def start(self) -> None:

@@ -508,8 +508,8 @@ def in_process(tmp_path):
     srv = Server(config)
     loop = asyncio.new_event_loop()
     srv.loop = loop
-    srv.blocking = BlockingManager(loop)
     srv.pending_writes = PendingWrites(loop)
+    srv.blocking = BlockingManager(loop, srv.pending_writes)
     srv.keyspace.ready_hook = srv.blocking.signal_ready
     loop.run_until_complete(srv.persistence.start())  # no file yet: opens it for appending
     recorder = Recorder()

@@ -206,7 +206,26 @@ def linked_lmoves(c: Clients) -> list[bytes]:
             c.call("p", "EXISTS", "list1", "list2"), c.call("p", "LRANGE", "list3", "0", "-1")]
 
 
-SCENARIOS = [circular_brpoplpush, self_referential_brpoplpush,
+def replies_before_a_pop_in_one_read_leave_while_it_waits(c: Clients) -> list[bytes]:
+    c["a"].send(encode_command("PING") + encode_command("ECHO", "before")
+                + encode_command("BLPOP", "k", "0"))
+    wait_blocked(c.admin, 1)
+    out = [c.reply("a"), c.reply("a")]  # read while the pop still waits
+    return out + [c.call("p", "RPUSH", "k", "x"), c.reply("a")]
+
+
+def repeated_hand_offs(c: Clients) -> list[bytes]:
+    # Each pop empties the list, deleting the key its own client waits on while it is served:
+    # every later push must still wake the client parked again.
+    out: list[bytes] = []
+    for i in range(4):
+        c.block("a", "BLPOP", "k", "0")
+        out += [c.call("p", "LPUSH", "k", f"e{i}"), c.reply("a")]
+    return out + [c.call("p", "EXISTS", "k")]
+
+
+SCENARIOS = [replies_before_a_pop_in_one_read_leave_while_it_waits, repeated_hand_offs,
+             circular_brpoplpush, self_referential_brpoplpush,
              failed_first_waiter_leaves_the_element_to_the_next,
              failure_keeps_the_order_of_elements,
              linked_lmoves,

@@ -50,6 +50,8 @@ _PARSED_MAX = 1024
 
 def parse_timeout_seconds(arg: bytes) -> int:
     """A timeout in seconds (BLPOP ... timeout), as milliseconds rounded up (0 = forever)."""
+    if arg == b"0":  # a worker's usual "wait forever", sent again with each BLPOP
+        return 0
     if arg.isdigit() and len(arg) <= 15:
         # Whole seconds: exact in a long double, and so is their product by 1000.
         return _check(int(arg) * 1000)

@@ -124,10 +124,15 @@ def removed_from(client: Client, key: bytes, lst: List, event: bytes) -> None:
     """After elements left key's list: announce `event`, delete it when empty, else maybe back
     to a listpack (listElementsRemoved)."""
     db = client.db
-    notify_keyspace_event(client, NOTIFY_LIST, event, key, db.index)
+    # The flags are tested here, on the typed keyspace: every pop (and every woken blocked pop)
+    # comes here, and the generic call costs more than the test when no event is wanted.
+    ks = client.keyspace
+    if ks.notify_flags & NOTIFY_LIST:
+        notify(ks, NOTIFY_LIST, event, key, db.index)
     if lst.length == 0:
         db.delete(key)
-        notify_keyspace_event(client, NOTIFY_GENERIC, b"del", key, db.index)
+        if ks.notify_flags & NOTIFY_GENERIC:
+            notify(ks, NOTIFY_GENERIC, b"del", key, db.index)
     else:
         lst.after_shrink(fill_of(client))
         db.signal_modified(key)
@@ -244,7 +249,9 @@ def _push(client: Client, argv: list[bytes], head: bool, xx: bool) -> Any:
                 lst.push_head(argv[j])
             else:
                 lst.push_tail(argv[j])
-    notify_keyspace_event(client, NOTIFY_LIST, b"lpush" if head else b"rpush", key, db.index)
+    ks = client.keyspace
+    if ks.notify_flags & NOTIFY_LIST:  # tested here, as in removed_from
+        notify(ks, NOTIFY_LIST, b"lpush" if head else b"rpush", key, db.index)
     client.propagate(argv)
     return lst.length
 
