@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from protocol.encoder import write_reply
@@ -25,7 +26,7 @@ from protocol.parser import ProtocolError, QueryBufferLimitExceeded, RequestPars
 from protocol.reply import ErrorReply, PushReplies
 from server.blocking import internal_error
 from server.dispatch import BLOCKED, ERROR_REPLY, execute, execute_run, spelled
-from server.flow import OutputFlow, watch_threshold
+from server.flow import OutputFlow, OutputLimits, watch_threshold
 from server.replication.links import ONLINE
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class Client(asyncio.Protocol):
         self.effects: Effects = server.effects
         self.pending_writes: PendingWrites = server.pending_writes
         self.eviction: ClientEviction = server.client_eviction
+        self.limits: OutputLimits = server.output_limits
         self.id = server.next_client_id()
         self.db = server.keyspace.dbs[0]
         self.resp3 = False
@@ -130,6 +132,8 @@ class Client(asyncio.Protocol):
         # asyncio's or uvloop's transport: uvloop's do not subclass asyncio.Transport, and compiled
         # modules check declared classes at run time.
         self.transport: Any = None
+        # transport.write, bound once: called for every reply the client gets.
+        self._send: Callable[[bytes], None] = _not_connected
         self.flow: OutputFlow | None = None
         cfg = server.config
         self.parser = RequestParser(
@@ -141,7 +145,7 @@ class Client(asyncio.Protocol):
     # --- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: Any) -> None:  # see self.transport
-        self.transport = transport
+        self.use_transport(transport)
         self.flow = OutputFlow(transport)
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
@@ -154,6 +158,12 @@ class Client(asyncio.Protocol):
             transport.write(refusal)
             transport.close()
             self.closed = True
+
+    def use_transport(self, transport: Any) -> None:
+        """Send the client's output on transport (also the link from our master, made outside
+        connection_made)."""
+        self.transport = transport
+        self._send = transport.write
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -349,23 +359,22 @@ class Client(asyncio.Protocol):
 
     def output_limits(self) -> tuple[int, int, int] | None:
         """The (hard, soft, seconds) output buffer limit of the client's class, None: none."""
-        server = self.server
         subs = self.subs
         if subs is not None and subs.active():
-            return server.pubsub_output_limits
+            return self.limits.pubsub
         replica = self.replica
         if replica is not None:
             # A replica's snapshot is not output to limit; the stream after it is.
             if replica.state != ONLINE:
                 return None
-            limits = server.replica_output_limits
+            limits = self.limits.replica
             if limits is not None and limits[0]:
                 # As in Redis, a hard limit below the backlog size is read as the backlog size.
-                backlog = server.config["repl-backlog-size"]
+                backlog = self.server.config["repl-backlog-size"]
                 if limits[0] < backlog:
                     return (backlog, limits[1], limits[2])
             return limits
-        return server.output_limits
+        return self.limits.normal
 
     def _output_full(self, size: int, limits: tuple[int, int, int] | None) -> bool:
         """The pending output reached `watch`: close the client past its limit, or hold its
@@ -484,7 +493,7 @@ class Client(asyncio.Protocol):
                 return
             data = b"".join(out) if len(out) > 1 else out[0]
             out.clear()
-            transport.write(data)
+            self._send(data)
             self.stats.net_output_bytes += len(data)
             if flow is not None:
                 flow.queued = 0
@@ -543,6 +552,10 @@ class Client(asyncio.Protocol):
         self.set_authenticated(True)
         self.auth_flag = True
         self.acl_limited = False
+
+
+def _not_connected(data: bytes) -> None:
+    """Output of a client with no transport yet goes nowhere (flush tests the transport)."""
 
 
 def _format_addr(addr: Any) -> str:

@@ -18,6 +18,7 @@ Two regimes, by the client's class in `client-output-buffer-limit` (normal, pubs
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 # A modest high-water mark keeps a slow reader's backlog small without hurting pipelines.
@@ -27,8 +28,32 @@ LOW_WATER: Final = 1024 * 1024
 UNLIMITED: Final = 1 << 62
 
 
+class OutputLimits:
+    """The (hard, soft, seconds) limit of each client class in `client-output-buffer-limit`, or
+    None for a class without one (normal by default). One object shared by the server and every
+    client: the check made before and after each client's commands reads compiled fields."""
+
+    __slots__ = ("normal", "pubsub", "replica")
+
+    def __init__(self) -> None:
+        self.normal: tuple[int, int, int] | None = None
+        self.pubsub: tuple[int, int, int] | None = None
+        self.replica: tuple[int, int, int] | None = None
+
+    def follow(self, limits: dict[str, tuple[int, int, int]]) -> None:
+        """Take the classes' limits from the parsed setting (a class all zeros has none)."""
+        self.normal = _limit_or_none(limits.get("normal", (0, 0, 0)))
+        self.pubsub = _limit_or_none(limits.get("pubsub", (0, 0, 0)))
+        self.replica = _limit_or_none(limits.get("replica", (0, 0, 0)))
+
+
+def _limit_or_none(limit: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    return limit if limit[0] or limit[1] else None
+
+
 class OutputFlow:
-    __slots__ = ("transport", "paused", "held", "soft_since", "queued", "input_paused")
+    __slots__ = ("transport", "paused", "held", "soft_since", "queued", "input_paused",
+                 "_buffered")
 
     def __init__(self, transport: Any) -> None:  # asyncio's or uvloop's (not an asyncio.Transport)
         self.transport = transport
@@ -42,6 +67,8 @@ class OutputFlow:
         # replication stream) since its last write.
         self.queued = 0
         self.input_paused = False
+        # Read before and after every client's commands: the bound method, looked up once.
+        self._buffered: Callable[[], int] = transport.get_write_buffer_size
         transport.set_write_buffer_limits(high=HIGH_WATER, low=LOW_WATER)
 
     def pause(self, stop_reading: bool) -> None:
@@ -79,7 +106,7 @@ class OutputFlow:
 
     def pending(self) -> int:
         """Bytes handed to the transport and not yet accepted by the socket."""
-        return int(self.transport.get_write_buffer_size())
+        return self._buffered()
 
     def over_limit(self, limits: tuple[int, int, int]) -> bool:
         """True when the transport's unsent output breaks the (hard, soft, soft_seconds) limit."""

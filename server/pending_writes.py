@@ -30,7 +30,8 @@ log = logging.getLogger("rivulet")
 
 
 class PendingWrites:
-    __slots__ = ("loop", "clients", "first", "passing", "hooks", "after", "scheduled")
+    __slots__ = ("loop", "clients", "first", "passing", "hooks", "after", "scheduled",
+                 "_call_soon", "_pass")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -43,6 +44,10 @@ class PendingWrites:
         # Called at the end of the pass, after its clients were written.
         self.after: list[Callable[[], None]] = []
         self.scheduled = False
+        # Scheduling the pass is the one loop call most requests make: the bound methods are
+        # made once, not at each call.
+        self._call_soon = loop.call_soon
+        self._pass: Callable[[], None] = self.write_all
 
     def add(self, client: Client) -> None:
         """Queue client for the next write pass (once, however many reads it had meanwhile)."""
@@ -51,7 +56,7 @@ class PendingWrites:
         client.flush_pending = True
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.write_all)
+            self._call_soon(self._pass)
         self.clients.append(client)
 
     def serve_first(self, step: Callable[[], None]) -> None:
@@ -66,7 +71,7 @@ class PendingWrites:
         self.first = step
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.write_all)
+            self._call_soon(self._pass)
 
     def before_pass(self, hook: Callable[[], None]) -> None:
         """Call hook once at the start of the next pass: the output it queues (the replication
@@ -75,7 +80,7 @@ class PendingWrites:
             return
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.write_all)
+            self._call_soon(self._pass)
         self.hooks.append(hook)
 
     def after_pass(self, hook: Callable[[], None]) -> None:

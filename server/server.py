@@ -20,6 +20,7 @@ from server.config import Config
 from server.effects import Effects
 from server.entry_cache import EntryCache
 from server.evict import Evictor
+from server.flow import OutputLimits
 from server.keyspace import Keyspace
 from server.listeners import Listener, ListenError, wait_closed
 from server.loading import LoadingProgress
@@ -80,12 +81,8 @@ class Server:
         self._stop_event: asyncio.Event | None = None
         self.shutdown_save: bool | None = None
         self._cron: asyncio.TimerHandle | None = None
-        # (hard, soft, seconds) for normal clients, or None when unlimited (the default).
-        self.output_limits: tuple[int, int, int] | None = None
-        # The same for clients in Pub/Sub mode (Redis's pubsub class).
-        self.pubsub_output_limits: tuple[int, int, int] | None = None
-        # The same for replicas (Redis's replica class).
-        self.replica_output_limits: tuple[int, int, int] | None = None
+        # client-output-buffer-limit per class (normal, pubsub, replica).
+        self.output_limits = OutputLimits()
         self.pubsub = PubSub()
         self.output_limit_disconnections = 0  # INFO client_output_buffer_limit_disconnections
         self.query_limit_disconnections = 0  # INFO client_query_buffer_limit_disconnections
@@ -99,8 +96,8 @@ class Server:
         config.on_change("maxmemory-clients", follow_eviction)
         config.on_change("maxmemory", follow_eviction)
         follow_eviction(None)
-        self._follow_output_limits(config["client-output-buffer-limit"])
-        config.on_change("client-output-buffer-limit", self._follow_output_limits)
+        self.output_limits.follow(config["client-output-buffer-limit"])
+        config.on_change("client-output-buffer-limit", self.output_limits.follow)
         self.entry_cache = EntryCache(config["stream-read-cache-bytes"])
         config.on_change("stream-read-cache-bytes", self.entry_cache.set_budget)
         load_handlers()
@@ -125,14 +122,6 @@ class Server:
         self.shutdown = Shutdown(self)
         for hook in STARTUP_HOOKS:
             hook(self)
-
-    def _follow_output_limits(self, limits: dict[str, tuple[int, int, int]]) -> None:
-        normal = limits.get("normal", (0, 0, 0))
-        self.output_limits = normal if normal[0] or normal[1] else None
-        pubsub = limits.get("pubsub", (0, 0, 0))
-        self.pubsub_output_limits = pubsub if pubsub[0] or pubsub[1] else None
-        replica = limits.get("replica", (0, 0, 0))
-        self.replica_output_limits = replica if replica[0] or replica[1] else None
 
     # --- refused writes and roles --------------------------------------------------------
 

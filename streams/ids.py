@@ -97,12 +97,33 @@ def _string2ull(s: bytes) -> int | None:
 
 def _generic_parse(arg: bytes, missing_seq: int, strict: bool, allow_auto_seq: bool) -> tuple[int, bool]:
     """streamGenericParseIDOrReply: returns (id, seq_given)."""
-    ms_part, dash, seq_part = arg.partition(b"-")
-    # The form every client sends back ("1700000000000-3"): plain ASCII digits of at most 18
-    # characters read the same through string2ll and strtoull, so int() decides alone.
-    if dash and ms_part.isdigit() and seq_part.isdigit() and len(ms_part) < 19 and len(seq_part) < 19:
-        return int(ms_part) << 64 | int(seq_part), True
-    if len(arg) > 127:
+    # The forms clients send ("1700000000000-3", "1700000000000"): plain ASCII digits of at
+    # most 18 characters read the same through string2ll and strtoull, so the digits decide
+    # alone. Read in one pass (no partition, no int() of slices: a third of an XRANGE's cost).
+    n = len(arg)
+    i = 0
+    ms = 0
+    while i < n and i < 19:
+        c = arg[i]
+        if c < 48 or c > 57:
+            break
+        ms = ms * 10 + (c - 48)
+        i += 1
+    if 0 < i < 19:
+        if i == n:
+            return ms << 64 | missing_seq, True
+        if arg[i] == 45 and i + 1 < n:
+            j = i + 1
+            seq = 0
+            while j < n and j - i < 20:
+                c = arg[j]
+                if c < 48 or c > 57:
+                    break
+                seq = seq * 10 + (c - 48)
+                j += 1
+            if j == n and j - i < 20:
+                return ms << 64 | seq, True
+    if n > 127:
         raise StreamError(INVALID_ID)
     nul = arg.find(b"\0")
     if nul >= 0:
@@ -112,17 +133,17 @@ def _generic_parse(arg: bytes, missing_seq: int, strict: bool, allow_auto_seq: b
             raise StreamError(INVALID_ID)
         return (MIN_ID if arg == b"-" else MAX_ID), True
     ms_part, dash, seq_part = arg.partition(b"-")
-    ms = _string2ull(ms_part)
-    if ms is None:
+    ms_value = _string2ull(ms_part)
+    if ms_value is None:
         raise StreamError(INVALID_ID)
     if not dash:
-        return ms << 64 | missing_seq, True
+        return ms_value << 64 | missing_seq, True
     if allow_auto_seq and seq_part == b"*":
-        return ms << 64, False
-    seq = _string2ull(seq_part)
-    if seq is None:
+        return ms_value << 64, False
+    seq_value = _string2ull(seq_part)
+    if seq_value is None:
         raise StreamError(INVALID_ID)
-    return ms << 64 | seq, True
+    return ms_value << 64 | seq_value, True
 
 
 def parse_id(arg: bytes, *, missing_seq: int = 0) -> int:

@@ -821,7 +821,7 @@ class MasterLink:
         client.is_master = True
         client.replica_checks = False
         client.trust()
-        client.transport = writer.transport
+        client.use_transport(writer.transport)
         client.addr = _format_addr(writer.get_extra_info("peername"))
         client.laddr = _format_addr(writer.get_extra_info("sockname"))
         sock = writer.get_extra_info("socket")

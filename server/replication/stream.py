@@ -75,7 +75,7 @@ class OutgoingStream:
         replica class's hard output limit."""
         link.pending += data
         server = self.server
-        limits = server.replica_output_limits
+        limits = server.output_limits.replica
         if limits is not None and limits[0] and len(link.pending) > limits[0]:
             log.warning("Client id=%d addr=%s closed for overcoming of output buffer "
                         "limits.", link.client.id, link.client.addr)
