@@ -126,6 +126,9 @@ class Client(asyncio.Protocol):
         self.created = time.time()
         self.last_interaction = self.created
         self.last_command: Command | None = None
+        # The name of the last command run_commands looked up, as spelled, and what it names.
+        self._spelling = b""
+        self._spelled: Command | None = None
         self.addr = "?:0"
         self.laddr = "?:0"
         self.fd = -1
@@ -320,8 +323,15 @@ class Client(asyncio.Protocol):
         while i < n:
             argv = commands[i]
             i += 1
-            # Looked up once here, for the run handler and for execute's checks.
-            cmd = spelled(argv[0])
+            # Looked up once here, for the run handler and for execute's checks; a client
+            # mostly sends the command it sent last, which one comparison finds.
+            name = argv[0]
+            if name == self._spelling:
+                cmd = self._spelled
+            else:
+                cmd = spelled(name)
+                self._spelling = name
+                self._spelled = cmd
             if (cmd is not None and cmd.run_handler is not None and i < n
                     and not self.reply_flags):
                 done = execute_run(self, cmd, commands, i - 1)
@@ -486,10 +496,9 @@ class Client(asyncio.Protocol):
         transport = self.transport
         flow = self.flow
         if out and transport is not None and not self.closed:
-            # What the replies acknowledge reaches the AOF before they leave (nothing to do, and
-            # no call made, without an AOF and with no client held back).
-            persistence = self.persistence
-            if (persistence.aof is not None or persistence.held) and not persistence.before_reply(self):
+            # What the replies acknowledge reaches the AOF before they leave (no call made while
+            # nothing is unwritten and no client is held back).
+            if self.effects.replies_wait and not self.persistence.before_reply(self):
                 return
             data = b"".join(out) if len(out) > 1 else out[0]
             out.clear()

@@ -81,6 +81,10 @@ class Effects:
         self.encoded_db = -1
         self.encoded = b""
         self.encoded_db_after = -1
+        # Replies must pass persistence's check before they leave (Persistence.before_reply):
+        # the AOF holds effects not yet written, or clients are held behind a failed write.
+        # Set when either may be so, cleared by the check: a read under the AOF skips the call.
+        self.replies_wait = False
 
     def register(self, consumer: EffectsConsumer) -> None:
         if consumer not in self.consumers:

@@ -101,6 +101,9 @@ class AppendOnlyFile:
 
     def _append(self, data: bytes) -> None:
         self.buf += data
+        effects = self.effects
+        if effects is not None:
+            effects.replies_wait = True
         if self.rewrite_buf is not None:
             self.rewrite_buf += data
 

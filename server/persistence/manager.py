@@ -192,7 +192,15 @@ class Persistence:
     # --- the write path --------------------------------------------------------------------
 
     def before_reply(self, client: Client) -> bool:
-        """Write pending AOF data before replies leave. False: the client must hold its replies."""
+        """Write pending AOF data before replies leave. False: the client must hold its replies.
+
+        Called while `effects.replies_wait` says it may have to (see server/effects.py)."""
+        ok = self._before_reply(client)
+        aof = self.aof
+        self.server.effects.replies_wait = bool(self.held) or (aof is not None and bool(aof.buf))
+        return ok
+
+    def _before_reply(self, client: Client) -> bool:
         aof = self.aof
         if aof is None or not aof.buf:
             return client not in self.held if self.held else True
