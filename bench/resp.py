@@ -59,6 +59,10 @@ class RespClient:
             sock = tls.context().wrap_socket(sock, server_hostname="127.0.0.1")
         self.sock = sock
         self.reader = hiredis.Reader()
+        # Replies are read into one buffer, made once: recv(n) allocates n bytes at every call,
+        # and for a 1 MB read that is heap growth and trimming (brk, page faults) that made each
+        # round trip of a latency case about 40 µs longer, for either server.
+        self._buf = bytearray(1 << 20)
 
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
@@ -68,10 +72,10 @@ class RespClient:
         while len(replies) < n:
             reply = self.reader.gets()
             if reply is False:
-                chunk = self.sock.recv(1 << 20)
-                if not chunk:
+                got = self.sock.recv_into(self._buf)
+                if not got:
                     raise ConnectionError("server closed the connection")
-                self.reader.feed(chunk)
+                self.reader.feed(self._buf, 0, got)
                 continue
             if raise_errors and isinstance(reply, hiredis.ReplyError):
                 raise RespError(str(reply))
