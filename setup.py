@@ -28,6 +28,7 @@ COMPILED = [
     "protocol/parser.py",
     "protocol/stream_resp.py",
     "server/blocking.py",
+    "server/client_eviction.py",
     "server/command_table.py",
     "server/connection.py",
     "server/dispatch.py",

@@ -26,6 +26,7 @@ from server.log import NOTICE
 
 if TYPE_CHECKING:
     from server.connection import Client
+    from server.pending_writes import PendingWrites
     from server.server import Server
 
 log = logging.getLogger("rivulet")
@@ -87,8 +88,10 @@ class ClientEviction:
         if limit:
             for client in list(self.server.clients.values()):
                 self.measure(client)
-            if self.server.pending_writes is not None:  # None until the loop runs
-                self.server.pending_writes.before_pass(self._note_pass)
+            # None until the loop runs (read untyped: compiled code checks a typed read).
+            pending: PendingWrites | None = getattr(self.server, "pending_writes", None)
+            if pending is not None:
+                pending.before_pass(self._note_pass)
 
     def touch(self, client: Client) -> None:
         """client read something: measure it after this pass."""
