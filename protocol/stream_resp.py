@@ -260,6 +260,10 @@ def id_run_reply(first: int, count: int) -> bytes:
     bulk strings "ms-seq", encoded in a few C-level joins."""
     ms = first >> 64
     seq = first & _U64
+    if count == 1:
+        # One XADD's ID (a producer choosing its IDs): the general path's tables cost more.
+        sid = b"%d-%d" % (ms, seq)
+        return b"$%d\r\n%b\r\n" % (len(sid), sid)
     end = seq + count
     if end > _U64 + 1:  # the sequence overflows into the next millisecond
         parts = []
@@ -275,7 +279,7 @@ def id_run_reply(first: int, count: int) -> bytes:
     table = len(SEQ_DIGITS)
     while seq < end and seq < table:
         # Sequence numbers with the same digit count share one bulk header.
-        stop = min(end, bound, table)
+        stop = min(min(end, bound), table)  # (3-argument min() is a generic call compiled)
         prefix = b"$%d\r\n%b" % (len(head) + len(SEQ_DIGITS[seq]), head)
         parts.append(prefix)
         parts.append((b"\r\n" + prefix).join(SEQ_DIGITS[seq:stop]))

@@ -535,3 +535,25 @@ def test_a_big_transaction_answers_each_id_as_redis_does(server, real_redis, pro
         expected = b"".join(b"$%d\r\n%b\r\n" % (len(e[0]), e[0]) for e in entries) + b"+OK\r\n"
         assert replies[-2] == b"*%d\r\n" % (n + 1) + expected, port
 
+
+
+def test_a_pipelined_run_of_chosen_ids_answers_as_redis(server, real_redis) -> None:
+    # Every way of spelling a chosen ID that a run reads without a full parse, and those next to
+    # them that it must not mistake for the next ID of a millisecond: a lone `ms` (`51` after `50`
+    # is 51-0, not 50-1), leading zeros in either part, the 18/19-digit edge of the plain form,
+    # the sequence numbers around the end of the table of spelled sequence numbers (4096).
+    big = "1000000000000000000"
+    spelled = ["5", "5-1", "5-2", "5-003", "5-4", "6", "1", "50", "51", "61", "61-1", "0061-2",
+               "61-3", "0061-4",
+               "61-4", "61-5", "99999999999999999-5", "999999999999999999-0",
+               "999999999999999999-1", f"{big}-0", f"{big}-4094", f"{big}-4095", f"{big}-4096",
+               f"{big}-4097", "18446744073709551615-18446744073709551614",
+               "18446744073709551615-18446744073709551615", "18446744073709551615-0"]
+    script: list[tuple] = [("XADD", "e", sid, "f", i) for i, sid in enumerate(spelled)]
+    script += [("XADD", "e", "*", "f", "last"), ("XRANGE", "e", "-", "+"), ("XLEN", "e")]
+    mine = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, ours, ref in zip(script, mine, theirs, strict=True):
+        assert ours == ref, f"{cmd!r}: rivulet {ours!r} != redis {ref!r}"
+    assert mine[spelled.index("51")] == b"$4\r\n51-0\r\n"
+    assert mine[spelled.index("1")].startswith(b"-ERR The ID specified")

@@ -20,7 +20,16 @@ from server.notify import NOTIFY_STREAM, notify, notify_keyspace_event
 from streams import ACKED, DELREF, KEEPREF, Stream, StreamError, check_xsetid_args
 from streams.errors import XADD_ZERO, XSETID_ENTRIES_ADDED_NEGATIVE, XSETID_PROVIDED_MAXDEL
 from streams.idempotency import auto_iid
-from streams.ids import MAX_ID, SEQ_DIGITS, U64, format_id, parse_strict_id, parse_strict_ids, parse_xadd_id
+from streams.ids import (
+    MAX_ID,
+    SEQ_DIGITS,
+    U64,
+    format_id,
+    parse_strict_id,
+    parse_strict_ids,
+    parse_xadd_id,
+    plain_id,
+)
 from streams.storage import MAX_NODE_SIZE, fields_size
 
 if TYPE_CHECKING:
@@ -432,6 +441,18 @@ def _xadd_given_run(client: Client, commands: list[list[bytes]], start: int) -> 
         if next_seq < _SEQ_PREDICTED and arg == prefix + SEQ_DIGITS[next_seq]:
             eid = prev + 1
             seq = next_seq
+        elif (eid := plain_id(arg)) >= 0:
+            # A chosen ID (`<ms>-<seq>` in plain digits, as a producer or a master spells it).
+            if eid <= prev:
+                break
+            seq = eid & U64
+            if seq < _SEQ_PREDICTED:
+                # Predicted where the sequence is spelled as SEQ_DIGITS spells it, after a dash.
+                cut = len(arg) - len(SEQ_DIGITS[seq])
+                if cut > 1 and arg[cut - 1] == 45:
+                    prefix = arg[:cut]
+                else:
+                    seq = _SEQ_PREDICTED
         else:
             try:
                 given = parse_xadd_id(arg)
