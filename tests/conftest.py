@@ -138,6 +138,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: not _is_spark(item.nodeid))
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent when it is not loaded
 def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 - xdist's scheduler
     """With --dist loadfile, the Spark files go to one worker together: each worker running
     Spark tests starts its own JVM with a 1 GB heap, which a 2-core machine pays twice
