@@ -56,15 +56,24 @@ test: $(NATIVE) tools $(SPARK_STAMP) java
 	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 	$(MAKE) --no-print-directory test-pure
 
-# The suite (Spark aside) once more on the pure-Python modules, what a machine without a C
-# compiler runs: a copy of the sources without the compiled ones. (The console script is the
-# installed package's, i.e. the checkout's: tested by the compiled run.)
+# The suite once more on the pure-Python modules, what a machine without a C compiler runs: a
+# copy of the sources without the compiled ones. It is there for what compilation could change:
+# the commands' replies and effects, the protocol, persistence and replication. Left to the
+# compiled run: the tests that drive other processes whose Python is the same on both builds and
+# whose checks of the server are made, on both builds, by the command and replication tests:
+# Spark, the benchmark harness, Redis Sentinel promoting and following Rivulet servers, the
+# Docker files; and the console script, which is the installed package's, i.e. the checkout's.
+COMPILED_ONLY := tests/test_spark*.py tests/test_bench.py tests/test_bench_runner.py \
+  tests/test_sets_bench.py tests/test_rdb_file_bench.py tests/test_failover.py \
+  tests/test_replication_sentinel.py tests/test_docker_static.py
+COMPILED_ONLY_TESTS := tests/test_cli.py::test_console_script \
+  tests/test_replication_interop.py::test_sentinel_discovers_the_replicas_of_a_rivulet_master
 test-pure: $(STAMP) tools
 	rm -rf $(PURE_DIR) && mkdir -p $(PURE_DIR)
 	tar -c --exclude=./.venv --exclude=./.git --exclude=./build --exclude=./data --exclude='*.so' \
 	  --exclude=__pycache__ . | tar -x -C $(PURE_DIR)
 	cd $(PURE_DIR) && RIVULET_PURE_PYTHON=1 $(abspath $(PY)) -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) \
-	  --ignore-glob='tests/test_spark*' --deselect tests/test_cli.py::test_console_script
+	  $(foreach f,$(COMPILED_ONLY),'--ignore-glob=$(f)') $(addprefix --deselect ,$(COMPILED_ONLY_TESTS))
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -43,10 +43,13 @@ def procs() -> Iterator[list]:
     each is cleaned up after the test, resumed first if the test stopped it (SIGSTOP)."""
     started: list = []
     yield started
+    # All resumed before any is stopped: a master stopping waits (shutdown-timeout) for a
+    # stopped replica to catch up.
     for proc in started:
         popen = getattr(proc, "proc", None)
         if popen is not None and popen.poll() is None:
             os.kill(popen.pid, signal.SIGCONT)
+    for proc in started:
         proc.cleanup()
 
 
@@ -123,6 +126,34 @@ def real_redis() -> Iterator[RedisProcess]:
     proc = RedisProcess().start()
     yield proc
     proc.cleanup()
+
+
+def _is_spark(nodeid: str) -> bool:
+    return nodeid.split("::", 1)[0].rsplit("/", 1)[-1].startswith("test_spark")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The Spark files first (stable sort: the rest keeps its order): the longest unit of work
+    # (below) starts at once, while the other worker takes the short files.
+    items.sort(key=lambda item: not _is_spark(item.nodeid))
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent when it is not loaded
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN201 - xdist's scheduler
+    """With --dist loadfile, the Spark files go to one worker together: each worker running
+    Spark tests starts its own JVM with a 1 GB heap, which a 2-core machine pays twice
+    otherwise. Files are handed out in collection order (not by their number of tests, xdist's
+    default), so that this long unit starts first."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "spark" if _is_spark(nodeid) else super()._split_scope(nodeid)
+
+    config.option.loadscopereorder = False
+    return SparkTogether(config, log)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

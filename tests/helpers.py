@@ -12,8 +12,18 @@ from typing import Any
 import hiredis
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from tests.serverproc import RawConnection, ServerProcess
+
+
+def no_retry() -> Retry:
+    """No retries, for a client that expects to be refused: redis-py takes a refused AUTH
+    (AuthenticationError) for a connection error and retries it after backoffs of up to a second,
+    each retry one more refusal in ACL LOG."""
+    return Retry(NoBackoff(), 0)
+
 
 # --- raw RESP -------------------------------------------------------------------------------------
 

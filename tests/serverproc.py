@@ -83,8 +83,10 @@ class ServerProcess:
         self.log_path = os.path.join(self.dir, "server.log")
         # No save points unless a test asks (`--save` adds to these): a test server's data is
         # not worth a dump.rdb, and a background save would fork in the middle of measurements.
+        # A replica's full sync starts at once (Redis's default waits 5 s for more replicas to
+        # share the snapshot): the tests of that delay set it themselves, a later flag wins.
         self.args = ["--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir,
-                     "--save", "", *args]
+                     "--save", "", "--repl-diskless-sync-delay", "0", *args]
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 15.0) -> ServerProcess:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.helpers import call_raw, encode_command, read_reply, wait_blocked
+from tests.helpers import call_raw, encode_command, no_retry, read_reply, wait_blocked
 from tests.serverproc import RawConnection, ServerProcess
 
 
@@ -23,7 +23,8 @@ def acl_server() -> Iterator[ServerProcess]:
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
 def admin(request, acl_server: ServerProcess) -> Iterator[redis.Redis]:
-    client = redis.Redis(port=acl_server.port, protocol=request.param, decode_responses=True)
+    client = redis.Redis(port=acl_server.port, protocol=request.param, decode_responses=True,
+                         retry=no_retry())
     client.flushall()
     yield client
     for name in client.acl_users():
@@ -49,7 +50,8 @@ def getuser(admin: redis.Redis, name: str) -> dict:
 
 
 def connect(server: ServerProcess, user: str, password: str, protocol: int = 2) -> redis.Redis:
-    return redis.Redis(port=server.port, username=user, password=password, protocol=protocol)
+    return redis.Redis(port=server.port, username=user, password=password, protocol=protocol,
+                       retry=no_retry())
 
 
 def test_default_user_and_whoami(admin: redis.Redis) -> None:

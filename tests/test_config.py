@@ -8,6 +8,7 @@ import pytest
 import redis
 
 from server.config import PARAMS
+from tests.helpers import no_retry
 from tests.serverproc import RawConnection, free_port
 
 
@@ -105,7 +106,7 @@ def test_requirepass_applies_to_new_connections(r, server):
     r.config_set("requirepass", "s3cret")
     try:
         assert r.ping() is True  # already authenticated connections stay so
-        fresh = redis.Redis(port=server.port)
+        fresh = redis.Redis(port=server.port, retry=no_retry())
         with pytest.raises(redis.AuthenticationError):
             fresh.ping()
         fresh.close()

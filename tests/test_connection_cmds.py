@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
+from tests.helpers import no_retry
 from tests.serverproc import RawConnection
 
 
@@ -90,6 +91,7 @@ def test_reset(raw: RawConnection) -> None:
 
 
 def test_auth_without_password_configured(r: redis.Redis) -> None:
+    r.set_retry(no_retry())
     with pytest.raises(redis.AuthenticationError, match="^AUTH <password> called without any password configured"):
         r.execute_command("AUTH", "x")
     assert r.execute_command("AUTH", "default", "anything") in (True, b"OK")
@@ -114,7 +116,7 @@ def test_requirepass(server_factory) -> None:
         assert client.ping() is True
         client.close()
     with pytest.raises(redis.AuthenticationError):
-        redis.Redis(port=srv.port, password="nope", protocol=3).ping()
+        redis.Redis(port=srv.port, password="nope", protocol=3, retry=no_retry()).ping()
 
 
 def test_hello_requires_auth(server_factory) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.helpers import aof_path, restart
+from tests.helpers import aof_path, no_retry, restart
 from tests.serverproc import ROOT, RawConnection, RedisProcess, ServerProcess, free_port
 
 
@@ -225,7 +225,7 @@ def test_save_lastsave_bgsave_and_debug_reload(server_factory) -> None:
 
 
 def _counter_worker(port: int, name: str, acked: dict, stop: threading.Event) -> None:
-    client = redis.Redis(port=port, socket_timeout=5)
+    client = redis.Redis(port=port, socket_timeout=5, retry=no_retry())  # the kill ends it
     try:
         while not stop.is_set():
             acked[name] = client.incr(name)

@@ -18,6 +18,7 @@ import redis
 from tests.helpers import (
     aof_path,
     encode_command,
+    no_retry,
     read_reply,
     restart,
     strip_moving_fields,
@@ -174,7 +175,7 @@ def test_woken_group_reads_are_logged(server_factory) -> None:
 
 
 def _producer(port: int, stream: str, acked: list, stop: threading.Event) -> None:
-    client = redis.Redis(port=port, socket_timeout=5)
+    client = redis.Redis(port=port, socket_timeout=5, retry=no_retry())  # the kill ends it
     try:
         while not stop.is_set():
             pipe = client.pipeline(transaction=False)
@@ -187,7 +188,7 @@ def _producer(port: int, stream: str, acked: list, stop: threading.Event) -> Non
 
 def _consumer(port: int, name: str, observed: dict, stop: threading.Event) -> None:
     """Reads with XREADGROUP and acks; records what it saw delivered and acked (acknowledged)."""
-    client = redis.Redis(port=port, socket_timeout=5)
+    client = redis.Redis(port=port, socket_timeout=5, retry=no_retry())  # the kill ends it
     try:
         while not stop.is_set():
             reply = client.xreadgroup("g", name, {"s": ">"}, count=10, block=100)

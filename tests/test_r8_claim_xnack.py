@@ -23,6 +23,7 @@ from tests.helpers import (
     call_raw,
     encode_command,
     err,
+    no_retry,
     read_reply,
     resp3_reply_bytes,
     restart,
@@ -559,7 +560,8 @@ def test_kill_9_under_claim_and_xnack_traffic(server_factory) -> None:
     errors: list[BaseException] = []
 
     def consume(name: str) -> None:
-        c = redis.Redis(port=srv.port, socket_timeout=5)
+        # No retries: the kill ends the consumer at once.
+        c = redis.Redis(port=srv.port, socket_timeout=5, retry=no_retry())
         try:
             k = 0
             while not stop.is_set():

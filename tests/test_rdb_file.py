@@ -13,7 +13,7 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import aof_path, assert_same_as_redis, restart
+from tests.helpers import aof_path, assert_same_as_redis, no_retry, restart
 from tests.rdb_file_helpers import run_dataset, snapshot, wait_until
 from tests.serverproc import ServerProcess
 
@@ -171,7 +171,7 @@ def test_save_points_off_save_nothing(server_factory) -> None:
 ])
 def test_shutdown_saves_as_redis_does(server_factory, save: str, command: str, saved: bool) -> None:
     srv = server_factory("--appendonly", "no", "--save", save)
-    c = redis.Redis(port=srv.port)
+    c = redis.Redis(port=srv.port, retry=no_retry())  # the server goes: no reconnecting
     c.set("k", "v")
     with pytest.raises(redis.ConnectionError):
         c.execute_command(*command.split())
@@ -257,7 +257,7 @@ def test_a_failed_save_does_not_refuse_writes_without_save_points(server_factory
 
 def test_shutdown_force_exits_although_the_save_fails(server_factory) -> None:
     srv = server_factory("--appendonly", "no", "--save", "3600 1")
-    c = redis.Redis(port=srv.port)
+    c = redis.Redis(port=srv.port, retry=no_retry())  # the server goes: no reconnecting
     c.set("a", 1)
     _break_saving(srv)
     with pytest.raises(redis.ConnectionError):
@@ -268,7 +268,7 @@ def test_shutdown_force_exits_although_the_save_fails(server_factory) -> None:
 
 def test_sigterm_keeps_running_when_the_final_save_fails(server_factory) -> None:
     srv = server_factory("--appendonly", "no", "--save", "3600 1")
-    c = redis.Redis(port=srv.port)
+    c = redis.Redis(port=srv.port, retry=no_retry())  # the server goes: no reconnecting
     c.set("a", 1)
     _break_saving(srv)
     assert srv.proc is not None
