@@ -188,6 +188,8 @@ def _listpack_from_list_dump(payload: bytes) -> bytes:
 @pytest.mark.parametrize("items", LISTPACK_SAMPLES, ids=["one", "integers", "strings"])
 def test_listpack_bytes_equal_redis(real_redis, items: list[bytes]) -> None:
     client = redis.Redis(port=real_redis.port)
+    # The reference server lives for the whole session: its setting is put back afterwards.
+    saved = client.config_get("list-max-listpack-size")["list-max-listpack-size"]
     try:
         client.config_set("list-max-listpack-size", "-5")
         client.delete("l")
@@ -199,12 +201,14 @@ def test_listpack_bytes_equal_redis(real_redis, items: list[bytes]) -> None:
         assert [x if isinstance(x, bytes) else str(x).encode() for x in listpack.unpack(blob)] == items
     finally:
         client.delete("l")
+        client.config_set("list-max-listpack-size", saved)
         client.close()
 
 
 def test_listpack_with_a_long_string_entry(real_redis) -> None:
     # 4096+ bytes: the 32-bit string encoding and a multi-byte back length.
     client = redis.Redis(port=real_redis.port)
+    saved = client.config_get("list-max-listpack-size")["list-max-listpack-size"]
     try:
         client.config_set("list-max-listpack-size", "-5")
         client.delete("l")
@@ -215,6 +219,7 @@ def test_listpack_with_a_long_string_entry(real_redis) -> None:
         assert listpack.unpack(blob) == [b"q" * 5000, 7]
     finally:
         client.delete("l")
+        client.config_set("list-max-listpack-size", saved)
         client.close()
 
 
