@@ -101,29 +101,28 @@ def plain_id(arg: bytes, missing_seq: int = 0) -> int:
     Redis's string2ll and strtoull, so the digits decide alone. Read in one pass (no split, no
     int() of slices)."""
     n = len(arg)
-    i = 0
-    ms = 0
-    while i < n and i < 19:
-        c = arg[i]
-        if c < 48 or c > 57:
-            break
-        ms = ms * 10 + (c - 48)
-        i += 1
+    ms, i = _read_digits(arg, 0, min(n, 19))
     if 0 < i < 19:
         if i == n:
             return ms << 64 | missing_seq
         if arg[i] == 45 and i + 1 < n:
-            j = i + 1
-            seq = 0
-            while j < n and j - i < 20:
-                c = arg[j]
-                if c < 48 or c > 57:
-                    break
-                seq = seq * 10 + (c - 48)
-                j += 1
+            seq, j = _read_digits(arg, i + 1, min(n, i + 20))
             if j == n and j - i < 20:
                 return ms << 64 | seq
     return -1
+
+
+def _read_digits(arg: bytes, i: int, stop: int) -> tuple[int, int]:
+    """The value of the ASCII digits of arg from index i (up to index stop at most), and the
+    index after them."""
+    value = 0
+    while i < stop:
+        c = arg[i]
+        if c < 48 or c > 57:
+            break
+        value = value * 10 + (c - 48)
+        i += 1
+    return value, i
 
 
 def _generic_parse(arg: bytes, missing_seq: int, strict: bool, allow_auto_seq: bool) -> tuple[int, bool]:
@@ -142,17 +141,17 @@ def _generic_parse(arg: bytes, missing_seq: int, strict: bool, allow_auto_seq: b
             raise StreamError(INVALID_ID)
         return (MIN_ID if arg == b"-" else MAX_ID), True
     ms_part, dash, seq_part = arg.partition(b"-")
-    ms_value = _string2ull(ms_part)
-    if ms_value is None:
+    ms = _string2ull(ms_part)
+    if ms is None:
         raise StreamError(INVALID_ID)
     if not dash:
-        return ms_value << 64 | missing_seq, True
+        return ms << 64 | missing_seq, True
     if allow_auto_seq and seq_part == b"*":
-        return ms_value << 64, False
-    seq_value = _string2ull(seq_part)
-    if seq_value is None:
+        return ms << 64, False
+    seq = _string2ull(seq_part)
+    if seq is None:
         raise StreamError(INVALID_ID)
-    return ms_value << 64 | seq_value, True
+    return ms << 64 | seq, True
 
 
 def parse_id(arg: bytes, *, missing_seq: int = 0) -> int:
@@ -189,14 +188,7 @@ def parse_strict_ids(args: list[bytes]) -> list[int]:
         else:
             # "ms-": at most 18 digits read the same through string2ll and strtoull, so the
             # digits alone decide.
-            i = 0
-            ms = 0
-            while i < n and i < 19:
-                c = arg[i]
-                if c < 48 or c > 57:
-                    break
-                ms = ms * 10 + (c - 48)
-                i += 1
+            ms, i = _read_digits(arg, 0, min(n, 19))
             if i == 0 or i > 18 or i + 1 >= n or arg[i] != 45 or n - i - 1 > 18:
                 ids.append(_generic_parse(arg, 0, True, False)[0])
                 plen = 0
@@ -205,13 +197,7 @@ def parse_strict_ids(args: list[bytes]) -> list[int]:
             prefix = arg[:i]
             plen = i
             base = ms << 64
-        seq = 0
-        while i < n:
-            c = arg[i]
-            if c < 48 or c > 57:
-                break
-            seq = seq * 10 + (c - 48)
-            i += 1
+        seq, i = _read_digits(arg, i, n)
         if i < n:
             ids.append(_generic_parse(arg, 0, True, False)[0])
             continue
