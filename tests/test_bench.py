@@ -191,3 +191,35 @@ def test_maxmemory_case_runs(tmp_path: Path) -> None:
     assert set(records) == {"xadd_maxmemory.unlimited", "xadd_maxmemory.limit",
                             "xadd_maxmemory.evicting"}
     assert all(r["errors"] == {} and r["rivulet"]["median"] > 0 for r in records.values())
+
+
+def test_cpu_meter_counts_below_a_clock_tick() -> None:
+    # A server busy for a few milliseconds of a short case must not read as 0 (whole 10 ms
+    # ticks) or as a tick: the meter follows the process's own CPU clock, threads included.
+    from bench.procstat import CpuMeter, cpu_seconds
+
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import sys, threading, time\n"
+        "print(flush=True)\n"
+        "def spin(s):\n"
+        "    end = time.thread_time() + s\n"
+        "    while time.thread_time() < end: pass\n"
+        "sys.stdin.readline(); spin(0.003)\n"
+        "t = threading.Thread(target=spin, args=(0.004,)); t.start(); t.join()\n"
+        "print(flush=True); sys.stdin.readline()\n")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdout.readline()  # started
+        meter = CpuMeter(child.pid).start()
+        child.stdin.write("\n")
+        child.stdin.flush()
+        child.stdout.readline()
+        used = meter.stop()
+        # 7 ms spun (3 in the main thread, 4 in a thread that has ended), plus a little waking:
+        # neither no tick nor one.
+        assert 0.007 <= used < 0.0095, used
+        assert cpu_seconds(child.pid) >= meter.begin + used
+    finally:
+        child.kill()
+        child.wait()
