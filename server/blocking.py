@@ -93,9 +93,14 @@ class BlockingManager:
         self._reexecute: Callable[[Client, Command, list[bytes]], Any] = reexecute
         # (db, key) -> clients parked on it, in arrival order (dict as an ordered set)
         self.waiters: dict[tuple[int, bytes], dict[Client, None]] = {}
+        # (db, key) -> how many of its parked clients a deletion re-runs (wake_on_nokey): the
+        # keys a deletion signals (Redis's blocking_keys_unblock_on_nokey)
+        self.nokey: dict[tuple[int, bytes], int] = {}
         # keys signalled since the last serve, in signal order
         self.ready: dict[tuple[int, bytes], None] = {}
         self._scheduled = False
+        # Bound once: handing a method over makes a bound-method object at each call.
+        self._serve: Callable[[], None] = self.serve_ready_keys
         self.blocked_count = 0
 
     @property
@@ -105,14 +110,7 @@ class BlockingManager:
     @property
     def blocking_keys_on_nokey(self) -> int:
         """Keys with a client that a deletion or type change re-runs (INFO's count of them)."""
-        count = 0
-        for parked in self.waiters.values():
-            for client in parked:
-                state = client.blocked
-                if state is not None and state.request.wake_on_nokey:
-                    count += 1
-                    break
-        return count
+        return len(self.nokey)
 
     def block(self, client: Client, request: Block, command: Command, argv: list[bytes]) -> None:
         """Park client until one of request.keys is ready, the deadline passes or it is released."""
@@ -122,6 +120,11 @@ class BlockingManager:
         client.blocked = state
         for key in request.keys:
             self.waiters.setdefault((state.db, key), {})[client] = None
+        if request.wake_on_nokey:
+            nokey = self.nokey
+            for key in request.keys:
+                dbkey = (state.db, key)
+                nokey[dbkey] = nokey.get(dbkey, 0) + 1
         if request.timeout_ms > 0:
             state.timer = self.loop.call_later(request.timeout_ms / 1000, self._timed_out, client)
         self._set_recheck(state, request.recheck_ms)
@@ -155,17 +158,33 @@ class BlockingManager:
         dbkey = (db, key)
         if dbkey not in waiters:
             return
+        self._mark_ready(dbkey)
+
+    def signal_deleted(self, db: int, key: bytes) -> None:
+        """Called by the keyspace when a key is deleted or changes type: as Redis's
+        signalDeletedKeyAsReady, only a key that a parked command wants to hear of then
+        (wake_on_nokey: XREADGROUP, whose group went with the key) is made ready. Any other
+        command would only block again, and a pop that empties the list its own client waits
+        on would cost the hand-off another serve."""
+        nokey = self.nokey
+        if not nokey:
+            return
+        dbkey = (db, key)
+        if dbkey in nokey:
+            self._mark_ready(dbkey)
+
+    def _mark_ready(self, dbkey: tuple[int, bytes]) -> None:
         self.ready[dbkey] = None
         if not self._scheduled:
             self._scheduled = True
-            self.pending_writes.serve_first(self.serve_ready_keys)
+            self.pending_writes.serve_first(self._serve)
 
     def serve_ready_keys(self) -> None:
         # A re-run command may make more keys ready (BLMOVE pushes where others wait; a pop
-        # that empties its list deletes the key its own client waits on): they are served in a
-        # next round of this loop, after every key of the current round. Until the loop ends no
-        # other serve is scheduled: one would cost an extra turn of the event loop (a poll
-        # that does not wait) after every hand-off, for keys already served here.
+        # that empties a key where an XREADGROUP waits): they are served in a next round of
+        # this loop, after every key of the current round. Until the loop ends no other serve
+        # is scheduled: one would cost an extra turn of the event loop (a poll that does not
+        # wait), for keys served here.
         try:
             while self.ready:
                 ready = self.ready
@@ -178,7 +197,7 @@ class BlockingManager:
             self._scheduled = False
             if self.ready:
                 self._scheduled = True
-                self.loop.call_soon(self.serve_ready_keys)
+                self.loop.call_soon(self._serve)
 
     def _serve_key(self, db: int, key: bytes, parked: dict[Client, None]) -> None:
         # A snapshot: re-runs release clients (and their deferred commands may park them
@@ -280,7 +299,8 @@ class BlockingManager:
             state.recheck.cancel()
         waiters = self.waiters
         db = state.db
-        for key in state.request.keys:
+        request = state.request
+        for key in request.keys:
             dbkey = (db, key)
             parked = waiters.get(dbkey)
             if parked is not None:
@@ -288,6 +308,15 @@ class BlockingManager:
                     del parked[client]
                 if not parked:
                     del waiters[dbkey]
+        if request.wake_on_nokey:
+            nokey = self.nokey
+            for key in request.keys:
+                dbkey = (db, key)
+                left = nokey.get(dbkey, 0) - 1
+                if left > 0:
+                    nokey[dbkey] = left
+                else:
+                    nokey.pop(dbkey, None)
 
 
 def internal_error(name: str, exc: Exception) -> ErrorReply:

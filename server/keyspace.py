@@ -315,7 +315,7 @@ class Database:
             notify(self.keyspace, NOTIFY_NEW, b"new", key, self.index)
         if old is not None and type(old) is not type(value):
             # A type change releases clients blocked on the old type (XREADGROUP).
-            self.keyspace.signal_ready(self.index, key)
+            self.keyspace.signal_deleted(self.index, key)
 
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key known to be absent (a write command creating it)."""
@@ -337,7 +337,7 @@ class Database:
             return False
         self._remove(key)
         self.signal_modified(key)
-        self.keyspace.signal_ready(self.index, key)
+        self.keyspace.signal_deleted(self.index, key)
         return True
 
     def expire_now(self, key: bytes) -> None:
@@ -346,7 +346,7 @@ class Database:
         ks = self.keyspace
         ks.expired_keys += 1
         self.signal_modified(key)
-        ks.signal_ready(self.index, key)
+        ks.signal_deleted(self.index, key)
         # Logged as the DEL it amounts to, so that a replay never depends on the clock. Met
         # inside a command, it goes out with that command's effects.
         effects = ks.effects
@@ -378,7 +378,7 @@ class Database:
         self.encodings = {}
         for key in keys:
             self.signal_modified(key)
-            self.keyspace.signal_ready(self.index, key)
+            self.keyspace.signal_deleted(self.index, key)
 
     def _remove(self, key: bytes) -> None:
         value = self.data.pop(key)
@@ -427,6 +427,7 @@ class Keyspace:
         self.misses = 0
         # Set by the blocking manager: called with (db, key) when a key may unblock clients.
         self.ready_hook: Callable[[int, bytes], None] | None = None
+        self.deleted_hook: Callable[[int, bytes], None] | None = None
         self.effects = effects if effects is not None else Effects()
         # Expiry cycles of values with expiring parts (hash fields), run after the keys' cycle.
         self.expire_hooks: list[Callable[[], int]] = []
@@ -484,6 +485,12 @@ class Keyspace:
 
     def signal_ready(self, db: int, key: bytes) -> None:
         hook = self.ready_hook
+        if hook is not None:
+            hook(db, key)
+
+    def signal_deleted(self, db: int, key: bytes) -> None:
+        """A key was deleted, or replaced by a value of another type."""
+        hook = self.deleted_hook
         if hook is not None:
             hook(db, key)
 

@@ -217,6 +217,7 @@ class Server:
         self.pending_writes = PendingWrites(loop)
         self.blocking = BlockingManager(loop, self.pending_writes)
         self.keyspace.ready_hook = self.blocking.signal_ready
+        self.keyspace.deleted_hook = self.blocking.signal_deleted
 
     async def start(self) -> None:
         """Open the listeners; raises ListenError (already logged) when the server cannot run."""
