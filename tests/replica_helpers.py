@@ -20,7 +20,7 @@ from tests.helpers import plain
 from tests.serverproc import ServerProcess, free_port, wait_for_port
 
 REDIS70 = shutil.which("redis-server")
-REDIS74 = "/tmp/redis74/src/redis-server"
+REDIS74 = os.environ.get("RIVULET_REDIS74", "/tmp/redis74/src/redis-server")
 
 
 def master_binaries() -> list[Any]:
