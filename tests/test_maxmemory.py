@@ -12,6 +12,8 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 import redis
@@ -26,6 +28,7 @@ EXECABORT_OOM = (b"-EXECABORT Transaction discarded because of: OOM command not 
 EXECABORT_PREVIOUS = b"-EXECABORT Transaction discarded because of previous errors.\r\n"
 
 HAVE_74 = os.access(REDIS74, os.X_OK)
+T = TypeVar("T")
 HAVE_70 = shutil.which("redis-server") is not None
 
 
@@ -44,6 +47,17 @@ def reference():
     srv = RedisServer(_reference_binary()).start()
     yield srv
     srv.cleanup()
+
+
+def _on_redis_74(not_compared: str, run: Callable[[int], T]) -> T:
+    """run(port) against a fresh Redis 7.4; without one, skip saying what was not compared."""
+    if not HAVE_74:
+        pytest.skip(f"no Redis 7.4 at {REDIS74}: {not_compared}")
+    ref = RedisServer(REDIS74).start()
+    try:
+        return run(ref.port)
+    finally:
+        ref.cleanup()
 
 
 @pytest.fixture
@@ -137,15 +151,9 @@ UNDER_LIMIT_74: list[tuple] = [
 
 
 def test_hash_field_expiry_refused_as_redis_74(ours):
-    if not HAVE_74:
-        pytest.skip(f"no Redis 7.4 at {REDIS74}: HEXPIRE and the other hash-field expiry "
-                    "commands were NOT compared with Redis under maxmemory")
-    reference = RedisServer(REDIS74).start()
-    try:
-        mine = _run(ours.port, UNDER_LIMIT_74)
-        theirs = _run(reference.port, UNDER_LIMIT_74)
-    finally:
-        reference.cleanup()
+    theirs = _on_redis_74("HEXPIRE and the other hash-field expiry commands were NOT compared "
+                          "with Redis under maxmemory", lambda port: _run(port, UNDER_LIMIT_74))
+    mine = _run(ours.port, UNDER_LIMIT_74)
     # HEXPIRE and HPEXPIRE may add memory (denyoom); HPERSIST and HTTL may not.
     assert [reply == OOM for reply in theirs] == [True, False, False, True], theirs
     assert mine == theirs
@@ -236,14 +244,9 @@ def _run_multi(port: int, name: str) -> list[bytes]:
 
 @pytest.mark.parametrize("name", sorted(MULTI_SCRIPTS))
 def test_transactions_as_redis_74(ours, name):
-    if not HAVE_74:
-        pytest.skip(f"no Redis 7.4 at {REDIS74}: MULTI/EXEC under maxmemory was NOT compared "
-                    "(Redis 7.0 refuses every queued command, 7.4 only denyoom ones)")
-    ref = RedisServer(REDIS74).start()
-    try:
-        theirs = _run_multi(ref.port, name)
-    finally:
-        ref.cleanup()
+    theirs = _on_redis_74("MULTI/EXEC under maxmemory was NOT compared (Redis 7.0 refuses "
+                          "every queued command, 7.4 only denyoom ones)",
+                          lambda port: _run_multi(port, name))
     mine = _run_multi(ours.port, name)
     assert mine == theirs
     if name == "queued_refused":
@@ -401,14 +404,8 @@ def test_woken_blocked_command_checked_as_redis_74(ours, name, revoke):
     """Redis 7.4 reprocesses a woken blocked command through processCommand: over the limit
     a denyoom one (BLMOVE, BRPOPLPUSH) is refused with -OOM, others run; a command its user
     lost is refused with NOPERM; a refused one counts as a rejected call and not as a call."""
-    if not HAVE_74:
-        pytest.skip(f"no Redis 7.4 at {REDIS74}: a blocked command woken over maxmemory was "
-                    "NOT compared")
-    ref = RedisServer(REDIS74).start()
-    try:
-        theirs = _wake_over_limit(ref.port, WOKEN[name], revoke)
-    finally:
-        ref.cleanup()
+    theirs = _on_redis_74("a blocked command woken over maxmemory was NOT compared",
+                          lambda port: _wake_over_limit(port, WOKEN[name], revoke))
     mine = _wake_over_limit(ours.port, WOKEN[name], revoke)
     assert mine == theirs
     if name in ("blmove", "brpoplpush") and not revoke:
@@ -468,14 +465,9 @@ def test_pipelined_run_crossing_the_limit_refused_call_by_call(ours, name):
 def test_pipelined_crossing_shape_as_redis_74(name):
     """The same pipeline against Redis 7.4: some calls run, then every one is refused (where it
     crosses depends on each server's memory figure, which differ)."""
-    if not HAVE_74:
-        pytest.skip(f"no Redis 7.4 at {REDIS74}: the pipelined crossing was NOT run on Redis")
-    ref = RedisServer(REDIS74).start()
-    try:
-        # Redis counts the pipeline's 32 KB held in its query buffer too.
-        theirs = _crossing(ref.port, name, True, margin=50000)
-    finally:
-        ref.cleanup()
+    # Redis counts the pipeline's 32 KB held in its query buffer too.
+    theirs = _on_redis_74("the pipelined crossing was NOT run on Redis",
+                          lambda port: _crossing(port, name, True, margin=50000))
     first_oom = theirs.index(b"OOM")
     assert 0 < first_oom and theirs[first_oom:] == [b"OOM"] * (16 - first_oom)
 
