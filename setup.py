@@ -38,6 +38,7 @@ COMPILED = [
     "server/keyspace.py",
     "server/notify.py",
     "server/pending_writes.py",
+    "server/queued_calls.py",
     "server/scan_order.py",
     "server/stats.py",
     "server/commands/connection.py",

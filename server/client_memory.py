@@ -35,12 +35,12 @@ def client_memory(client: Client, current_argv: list[bytes] | None = None) -> Cl
     # parsed commands waiting behind a block). Held exactly, with no spare room: qbuf-free=0.
     qbuf = client.query_buffer_size()
     # Inside EXEC the client is still in MULTI and EXEC is its current command, as in Redis.
-    queue = client.multi_argvs if client.multi is not None else client.exec_queue
+    queue = client.multi if client.multi is not None else client.exec_queue
     if client.exec_argv is not None:
         current_argv = client.exec_argv
     argv_mem = sum(len(a) for a in current_argv) if current_argv else 0
     # Redis's mstate.argv_len_sums: each queued command's argument bytes and its argv array.
-    multi_mem = sum(len(a) + POINTER for argv in queue for a in argv) if queue else 0
+    multi_mem = sum(len(a) + POINTER for a in queue.args) if queue is not None else 0
     total = REPLY_BUFFER_SIZE + qbuf + argv_mem + multi_mem + omem
     return ClientMemory(qbuf, argv_mem, multi_mem, omem, total)
 

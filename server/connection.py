@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from server.pending_writes import PendingWrites
     from server.persistence.manager import Persistence
     from server.pubsub import Subscriptions
+    from server.queued_calls import QueuedCalls
     from server.replication.links import ReplicaLink
     from server.server import Server
     from server.stats import Stats
@@ -48,6 +49,10 @@ log = logging.getLogger("rivulet")
 REPLY_OFF: Final = 1
 REPLY_SKIP: Final = 2
 REPLY_SKIP_NEXT: Final = 4
+
+# A read at least this large lets the other clients read before its client's next one, and
+# its replies leave (see _process_input).
+LARGE_READ: Final = 64 * 1024
 
 _wall_clock: Final = time.time  # a C static when compiled, not two lookups per read
 
@@ -83,16 +88,13 @@ class Client(asyncio.Protocol):
         self.no_touch = False
         # CLIENT REPLY: REPLY_OFF, REPLY_SKIP (this command's reply is dropped), REPLY_SKIP_NEXT
         self.reply_flags = 0
-        # MULTI state: the queued commands, or None outside a transaction, and their argvs
-        # (two lists rather than a pair per call: a transaction may queue a hundred thousand
-        # XADDs, and each pair would be one more object for the garbage collector to walk).
-        self.multi: list[Command] | None = None
-        self.multi_argvs: list[list[bytes]] = []
+        # MULTI state: the queued calls, or None outside a transaction.
+        self.multi: QueuedCalls | None = None
         self.multi_error = False
         self.in_exec = False
         # While EXEC runs: the transaction's queue and EXEC's argv. The client is still in MULTI
         # for CLIENT LIST / ACL LOG (flags=x, multi=N), as in Redis, while `multi` is None.
-        self.exec_queue: list[list[bytes]] | None = None
+        self.exec_queue: QueuedCalls | None = None
         self.exec_argv: list[bytes] | None = None
         # (db, key) -> whether the key was already logically expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}
@@ -223,14 +225,32 @@ class Client(asyncio.Protocol):
         parser.received.clear()
         if self.closed:
             return
+        flow = self.flow
         if error is not None:
             if self.deferred:
                 # Behind commands that wait (a block, or output over the high-water mark).
                 self.deferred_error = error
             else:
                 self._protocol_error(error)
+        elif len(data) >= LARGE_READ and self.out and flow is not None:
+            # A read this large that ran commands is part of a long pipeline, and libuv would
+            # go on reading the rest of it (up to 32 reads of one socket in one loop iteration)
+            # before the other clients' reads and the write pass. Reading stops until the next
+            # iteration, as Redis reads once per client per iteration: the clients' reads take
+            # turns, and each read's replies leave at once, so that the client parses them
+            # while the server works on the next part. (Held to the end, the +QUEUED replies of
+            # a 100,000-call transaction reached the client in one burst, parsed only after the
+            # server had finished.) A large argument still arriving is read on.
+            flow.pause_input()
+            self.pending_writes.loop.call_soon(self._read_on)
+            self.pending_writes.add(self)
         elif not self._parked_silent():
             self.pending_writes.add(self)
+
+    def _read_on(self) -> None:
+        flow = self.flow
+        if flow is not None and not flow.held and not flow.paused:
+            flow.resume_input()
 
     def _parked_silent(self) -> bool:
         """Parked by its command with nothing to send (a lone BLPOP): the write pass would have

@@ -147,8 +147,7 @@ def execute(client: Client, argv: list[bytes], found: Command | None = None) -> 
             client.multi_error = True
             cmd.rejected_calls += 1
             return ErrorReply("ERR Command not allowed inside a transaction")
-        client.multi.append(cmd)
-        client.multi_argvs.append(argv)
+        client.multi.append(cmd, argv)
         # CLIENT LIST's cmd= names the command just queued, as Redis's lastcmd does.
         client.last_command = cmd
         return QUEUED
@@ -275,7 +274,6 @@ def queue_run(client: Client, cmd: Command, commands: list[list[bytes]], start: 
         return 0
     multi = client.multi
     assert multi is not None
-    argvs = client.multi_argvs
     name = commands[start][0]
     arity = cmd.arity
     n = len(commands)
@@ -285,8 +283,7 @@ def queue_run(client: Client, cmd: Command, commands: list[list[bytes]], start: 
         argc = len(argv)
         if argv[0] != name or (arity > 0 and argc != arity) or argc < -arity:
             break
-        multi.append(cmd)
-        argvs.append(argv)
+        multi.append(cmd, argv)
         end += 1
     done = end - start
     if done:

@@ -316,7 +316,8 @@ class Evictor:
 
 
 def _queued_denyoom(client: Client) -> bool:
-    return any(queued.denyoom for queued in client.multi or ())
+    multi = client.multi
+    return multi is not None and any(queued.denyoom for queued in multi.commands)
 
 
 def run_may_start(client: Client, cmd: Command, first: list[bytes]) -> bool:

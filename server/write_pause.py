@@ -44,8 +44,8 @@ def may_replicate(client: Client, cmd: Command) -> bool:
     if cmd.is_write or "may_replicate" in cmd.flags:
         return True
     multi = client.multi
-    if cmd.name == "exec" and multi:
-        return any(queued.is_write or "may_replicate" in queued.flags for queued in multi)
+    if cmd.name == "exec" and multi is not None:
+        return any(queued.is_write or "may_replicate" in queued.flags for queued in multi.commands)
     return False
 
 

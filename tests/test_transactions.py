@@ -7,6 +7,7 @@ import time
 import pytest
 import redis
 
+from tests.helpers import encode_command, read_reply, run_pipelined
 from tests.serverproc import RawConnection
 
 
@@ -128,3 +129,65 @@ def test_shutdown_not_allowed_in_multi(raw: RawConnection) -> None:
     expected = (b"+OK\r\n-ERR Command not allowed inside a transaction\r\n"
                 b"-EXECABORT Transaction discarded because of previous errors.\r\n")
     assert raw.read_exactly(len(expected)) == expected
+
+
+def test_a_transaction_longer_than_execs_slices_answers_as_redis(server, real_redis) -> None:
+    """EXEC hands its run handlers at most a slice of the queued calls at a time (1,024): a
+    run of 3,000 XADDs with errors on both sides of the slice borders, and other commands
+    between, answers and stores exactly as Redis does."""
+    n = 3000
+    bad = {1023, 1024, 2047, 2049}
+    script: list[tuple] = [("SET", "str", "x"), ("MULTI",)]
+    for i in range(1, n + 1):
+        if i in bad:
+            script.append(("XADD", "s", "1-1", "f", "too small"))
+        elif i == 1500:
+            script += [("SET", "k", "v"), ("XADD", "str", f"2-{i}", "f", "v"), ("INCR", "str")]
+        else:
+            script.append(("XADD", "s", f"2-{i}", "f", i))
+    script += [("EXEC",), ("XLEN", "s"), ("XRANGE", "s", "2-1000", "2-1100"), ("GET", "k")]
+    mine = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, ours, ref in zip(script, mine, theirs, strict=True):
+        assert ours == ref, f"{cmd!r}: rivulet {ours[:200]!r} != redis {ref[:200]!r}"
+    assert mine[-3] == b":%d\r\n" % (n - len(bad) - 1)
+
+
+def test_a_queue_is_empty_after_discard_abort_and_exec(server, real_redis) -> None:
+    """The queued calls of a transaction are gone with it, however it ended: the next MULTI on
+    the connection starts from nothing, as in Redis."""
+    big = [("XADD", "s", "*", "f", i) for i in range(2000)]
+    script: list[tuple] = [("MULTI",), *big, ("DISCARD",),
+                           ("MULTI",), ("SET", "a", 1), ("EXEC",),
+                           ("MULTI",), *big, ("NOSUCH",), ("EXEC",),
+                           ("MULTI",), ("INCR", "a"), ("EXEC",),
+                           ("MULTI",), *big[:1500], ("EXEC",),
+                           ("MULTI",), ("INCR", "a"), ("EXEC",), ("XLEN", "s")]
+    mine = run_pipelined(server.port, script)
+    theirs = run_pipelined(real_redis.port, script)
+    for cmd, ours, ref in zip(script, mine, theirs, strict=True):
+        if cmd[0] == "EXEC" and ours.startswith(b"*1500"):
+            continue  # entry IDs differ by server; the count and each ID's shape are below
+        assert ours == ref, f"{cmd!r}: rivulet {ours[:200]!r} != redis {ref[:200]!r}"
+    assert mine[-5].startswith(b"*1500\r\n") and mine[-5].count(b"\r\n$") == 1500
+    assert mine[-2:] == [b"*1\r\n:3\r\n", b":1500\r\n"]
+
+
+def test_client_list_counts_a_queue_as_redis(server, real_redis) -> None:
+    """CLIENT LIST's multi= and multi-mem= for a queue of calls of several sizes, read from
+    another connection (inside MULTI, CLIENT INFO would be queued)."""
+    queue = [*[("XADD", "s", "*", "field", "x" * i) for i in range(300)], ("SET", "k", "v" * 1000)]
+    seen = []
+    for port in (server.port, real_redis.port):
+        conn = RawConnection(port)
+        other = redis.Redis(port=port)
+        try:
+            conn.send(b"".join(encode_command(*cmd) for cmd in
+                               [("CLIENT", "SETNAME", "queuer"), ("MULTI",), *queue]))
+            assert [read_reply(conn) for _ in range(len(queue) + 2)][2:] == [b"+QUEUED\r\n"] * len(queue)
+            line = next(c for c in other.client_list() if c["name"] == "queuer")
+            seen.append((line["multi"], line["multi-mem"]))
+        finally:
+            conn.close()
+            other.close()
+    assert seen[0] == seen[1] and seen[0][0] == "301"

@@ -71,7 +71,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
     now = time.time()
     qbuf, argv_mem, multi_mem, pending, tot_mem = client_memory(client, current_argv)
     # Inside EXEC the client is still in MULTI, as in Redis.
-    queue = client.multi_argvs if client.multi is not None else client.exec_queue
+    queue = client.multi if client.multi is not None else client.exec_queue
     cmd = client.last_command.name if client.last_command is not None else "NULL"
     events = "r" if not client.closed else ""
     subs = client.subs

@@ -54,7 +54,6 @@ def select(client: Client, argv: list[bytes]) -> Any:
          since="6.2.0", summary="Resets the connection.")
 def reset(client: Client, argv: list[bytes]) -> Any:
     client.multi = None
-    client.multi_argvs = []
     client.multi_error = False
     if client.watched:
         client.server.keyspace.unwatch_all(client)

@@ -8,6 +8,10 @@ from protocol.encoder import write_reply
 from protocol.reply import NULL_ARRAY, OK, ErrorReply, Raw
 from server.command_table import Command, command, key_spec
 from server.dispatch import acl_refusal, call, run_calls
+from server.queued_calls import QueuedCalls, new_queue, spare
+
+# The most queued calls EXEC hands a run handler at once (see _run).
+RUN_SLICE = 1024
 
 if TYPE_CHECKING:
     from server.connection import Client
@@ -18,15 +22,17 @@ if TYPE_CHECKING:
 def multi(client: Client, argv: list[bytes]) -> Any:
     if client.multi is not None:
         return ErrorReply("ERR MULTI calls can not be nested")
-    client.multi = []
-    client.multi_argvs = []
+    client.multi = new_queue()
     client.multi_error = False
     return OK
 
 
-def end_transaction(client: Client) -> None:
+def end_transaction(client: Client, keep: bool = False) -> None:
+    """Leave MULTI; the queued calls are dropped unless the caller keeps them (EXEC)."""
+    queued = client.multi
+    if queued is not None and not keep:
+        spare(queued)
     client.multi = None
-    client.multi_argvs = []
     client.multi_error = False
     if client.watched:
         client.server.keyspace.unwatch_all(client)
@@ -64,29 +70,29 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
         end_transaction(client)
         return NULL_ARRAY
     queued = client.multi
-    argvs = client.multi_argvs
-    end_transaction(client)
+    end_transaction(client, keep=True)
     server = client.server
     resp3 = client.resp3
     # The reply is encoded as the commands run: runs of calls (queued pipelined XADDs...) go
     # through their command's run handler, which writes its replies encoded.
-    parts: list[bytes] = [b"*%d\r\n" % len(queued)]
+    cmds = queued.commands
+    n = len(cmds)
+    parts: list[bytes] = [b"*%d\r\n" % n]
     runs = _runs_allowed(client)
-    n = len(queued)
     i = 0
     client.in_exec = True
-    client.exec_queue = argvs
+    client.exec_queue = queued
     client.exec_argv = argv
     try:
         while i < n:
-            cmd = queued[i]
-            cmd_argv = argvs[i]
+            cmd = cmds[i]
             if runs and cmd.run_handler is not None and i + 1 < n and (
                     not cmd.is_write or server.write_error is None):
-                done = _run(client, cmd, argvs, i, parts)
+                done = _run(client, cmd, queued, i, parts)
                 if done:
                     i += done
                     continue
+            cmd_argv = queued.argv(i)
             i += 1
             if client.acl_limited:
                 refused = acl_refusal(client, cmd, cmd_argv, exec_argv=argv)
@@ -107,6 +113,7 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
         client.exec_argv = None
         # What the commands wrote leaves when EXEC ends, as one MULTI ... EXEC.
         client.effects.end_transaction()
+        spare(queued)
     return Raw(b"".join(parts))
 
 
@@ -120,14 +127,22 @@ def _runs_allowed(client: Client) -> bool:
                 or client.keyspace.maxmemory)
 
 
-def _run(client: Client, cmd: Command, argvs: list[list[bytes]], start: int,
+def _run(client: Client, cmd: Command, queued: QueuedCalls, start: int,
          parts: list[bytes]) -> int:
-    """cmd's run handler on the queued calls from argvs[start:], its replies appended to
-    parts; how many calls it ran (0: none)."""
+    """cmd's run handler on the queued calls from start on, its replies appended to parts; how
+    many calls it ran (0: none). At most RUN_SLICE calls: their argv lists exist only while they
+    run, so that the collector never has a transaction's worth of them to walk."""
+    cmds = queued.commands
+    stop = min(len(cmds), start + RUN_SLICE)
+    end = start + 1
+    while end < stop and cmds[end] is cmd:
+        end += 1
+    if end - start < 2:
+        return 0
     out = client.out
     client.out = parts
     try:
-        return run_calls(client, cmd, argvs, start)
+        return run_calls(client, cmd, queued.argvs(start, end), 0)
     finally:
         client.out = out
 

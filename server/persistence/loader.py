@@ -85,8 +85,7 @@ def _replay(server: Server, path: str) -> Generator[None, None, int]:
             if name == "multi":
                 multi_start = valid_end
             if client.multi is not None and name not in ("exec", "discard", "multi"):
-                client.multi.append(cmd)
-                client.multi_argvs.append(argv)
+                client.multi.append(cmd, argv)
             else:
                 call(client, cmd, argv)
             if name in ("exec", "discard"):
@@ -108,7 +107,6 @@ def _replay(server: Server, path: str) -> Generator[None, None, int]:
         if multi_start is not None:
             _handle_truncation(server, path, multi_start, len(data))
     client.multi = None
-    client.multi_argvs = []
     return done
 
 

@@ -895,7 +895,6 @@ class MasterLink:
         self.master = None
         client.closed = True
         client.multi = None
-        client.multi_argvs = []
         self.applier.reset()
         self.server.client_disconnected(client)
         self.read_reploff = self.reploff
