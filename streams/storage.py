@@ -86,6 +86,9 @@ def _put_entry(data: bytearray, fields: Sequence[bytes], names: tuple[bytes, ...
 
 # One-byte lengths as ready-made bytes, for encoders that gather pieces (Node.fill).
 _LEN_BYTES: Final = tuple(bytes((i,)) for i in range(0x80))
+# 0, 1, 2, ...: the sequence numbers of a run of XADD * in one millisecond are a slice of it.
+_COUNTED_LEN: Final = 1 << 16
+_COUNTED: Final = array("I", range(_COUNTED_LEN))
 _ZERO: Final = b"\x00"
 
 
@@ -297,14 +300,21 @@ class Node:
         done = j - start
         if done:
             data += b"".join(parts)
+            # The arrays take the new numbers in bulk: array.extend converts a list item by
+            # item through an iterator (10-25 ns each, the 'H' offsets through PyArg_Parse),
+            # fromlist in one pass (3-11 ns), and an array of one millisecond repeated, or a
+            # slice of counted sequence numbers, is copied as memory.
             if step:
                 s = first & _U64
-                msd.extend([d] * done)
-                seq.extend(range(s, s + done))
+                msd.extend(array(msd.typecode, (d,)) * done)
+                if s + done <= _COUNTED_LEN and seq.typecode == "I":
+                    seq.extend(_COUNTED[s:s + done])
+                else:
+                    seq.extend(range(s, s + done))
             else:
-                msd.extend(new_msd)
-                seq.extend(new_seq)
-            offs.extend(new_offs)
+                msd.fromlist(new_msd)
+                seq.fromlist(new_seq)
+            offs.fromlist(new_offs)
             self.live += done
         return done
 

@@ -109,6 +109,26 @@ def test_extend_with_any_ascending_ids_builds_the_same_nodes(limits: tuple[int, 
     assert _nodes(many) == _nodes(one) and many.length == one.length == 300
 
 
+@pytest.mark.parametrize("first_seq", [0, 65_000, 65_530, (1 << 32) - 40, 1 << 40])
+@pytest.mark.parametrize("ms", [5, 5 + (1 << 33)])
+def test_extend_of_one_millisecond_builds_the_same_nodes(first_seq: int, ms: int) -> None:
+    # Consecutive IDs of one millisecond (what XADD * makes), numbered from where the counted
+    # sequence numbers end, past 32 bits, and in a node whose millisecond delta is past 32 bits.
+    entries = [[b"f", b"%d" % i] if i % 5 else [b"g", b"x" * (i % 300)] for i in range(200)]
+    base = (5 << 64) | 1  # the first node's master ID: ms is a delta from it
+    one = EntryStore(50, 0)
+    one.append(base, [b"f", b"0"])
+    many = EntryStore(50, 0)
+    many.append(base, [b"f", b"0"])
+    first = (ms << 64) | first_seq
+    for i, fields in enumerate(entries):
+        one.append(first + i, fields)
+    for at in range(0, len(entries), 64):
+        chunk = entries[at:at + 64]
+        assert many.extend(first + at, None, chunk, 0, 0, len(chunk)) == len(chunk)
+    assert _nodes(many) == _nodes(one) and many.length == one.length == 201
+
+
 @pytest.mark.parametrize("limits", [(100, 4096), (10, 4096), (0, 120), (0, 0)])
 def test_add_run_of_argvs_builds_the_same_nodes_as_add(limits: tuple[int, int]) -> None:
     # What a transaction's XADDs give it: thousands of entries in one millisecond (sequence
