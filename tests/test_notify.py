@@ -121,7 +121,9 @@ CASES: dict[str, tuple[list[tuple], list[tuple]]] = {
              ("SETNX", "a", "x"), ("SETNX", "c", "x"), ("SETEX", "d", "100", "v"),
              ("PSETEX", "e", "100000", "v"), ("GETSET", "a", "6"), ("MSET", "a", "1", "f", "2"),
              ("MSETNX", "g", "1", "a", "2"), ("MSETNX", "g", "1", "h", "2"),
-             ("SET", "t", "x", "PXAT", "1")]),
+             # Redis 7.0 keeps a key SET with a past time until its expiry cycle or a lookup
+             # finds it; the EXISTS makes the "expired" event certain on both servers.
+             ("SET", "t", "x", "PXAT", "1"), ("EXISTS", "t")]),
     "getdel-getex": ([("SET", "a", "1"), ("SET", "b", "1"), ("SET", "c", "1", "EX", "100")],
                      [("GETDEL", "a"), ("GETDEL", "a"), ("GETEX", "b", "EX", "100"),
                       ("GETEX", "b", "PERSIST"), ("GETEX", "b", "PERSIST"), ("GETEX", "c"),
